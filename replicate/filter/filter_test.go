@@ -277,3 +277,14 @@ func TestMustCompileListPanics(t *testing.T) {
 	}()
 	MustCompileList("topics", "(")
 }
+
+// When every item compiles alone but the joined list does not, the error
+// names the key and the list.
+func TestJoinedOnlyError(t *testing.T) {
+	_, err := CompileList("groups", "(?P<n>a), (?P<n>b)")
+	var pe *PatternError
+	if !errors.As(err, &pe) || pe.Item != "" || pe.Key != "groups" ||
+		!strings.HasPrefix(err.Error(), "groups: invalid regex list: ") || !strings.Contains(err.Error(), "duplicate capture group name") {
+		t.Errorf("err = %v", err)
+	}
+}
