@@ -124,10 +124,10 @@ func CompileList(key, value string) (*Pattern, error) {
 				Err: fmt.Errorf("%w (at byte %d)", ErrUnclosedRepetition, pos), Hint: hint}
 		}
 	}
-	re, err := regexp.Compile(`^(?:` + strings.Join(items, "|") + `)$`)
+	re, err := regexp.Compile(anchor(strings.Join(items, "|")))
 	if err != nil {
 		for _, it := range items {
-			if _, ierr := regexp.Compile(`^(?:` + it + `)$`); ierr != nil {
+			if _, ierr := regexp.Compile(anchor(it)); ierr != nil {
 				return nil, &PatternError{Key: key, Item: it, Err: ierr, Hint: re2Hint(it)}
 			}
 		}
@@ -136,9 +136,38 @@ func CompileList(key, value string) (*Pattern, error) {
 	p.re = re
 	p.each = make([]*regexp.Regexp, len(items))
 	for i, it := range items {
-		p.each[i], _ = regexp.Compile(`^(?:` + it + `)$`)
+		p.each[i], _ = regexp.Compile(anchor(it))
 	}
 	return p, nil
+}
+
+// anchor wraps body as ^(?:body)$ for a whole-name match (Java
+// Matcher.matches). An unterminated \Q quotes to the end of the pattern in
+// Java; here it is closed with \E before the wrapper's ")".
+func anchor(body string) string {
+	if unterminatedQuote(body) {
+		body += `\E`
+	}
+	return `^(?:` + body + `)$`
+}
+
+// unterminatedQuote reports whether s has a \Q with no matching \E.
+func unterminatedQuote(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 >= len(s) {
+			continue
+		}
+		if s[i+1] == 'Q' {
+			end := strings.Index(s[i+2:], `\E`)
+			if end < 0 {
+				return true
+			}
+			i += 2 + end + 1
+			continue
+		}
+		i++
+	}
+	return false
 }
 
 // MustCompileList is CompileList for constant lists; it panics on error.

@@ -278,13 +278,24 @@ func TestMustCompileListPanics(t *testing.T) {
 	MustCompileList("topics", "(")
 }
 
-// When every item compiles alone but the joined list does not, the error
-// names the key and the list.
-func TestJoinedOnlyError(t *testing.T) {
-	_, err := CompileList("groups", "(?P<n>a), (?P<n>b)")
-	var pe *PatternError
-	if !errors.As(err, &pe) || pe.Item != "" || pe.Key != "groups" ||
-		!strings.HasPrefix(err.Error(), "groups: invalid regex list: ") || !strings.Contains(err.Error(), "duplicate capture group name") {
-		t.Errorf("err = %v", err)
+// An unterminated \Q quotes the rest of the pattern, as in Java: as the last
+// item it is a literal; earlier, it swallows the "|" and the later items.
+func TestUnterminatedQuote(t *testing.T) {
+	p, err := CompileList("groups", `a, \Qb.c`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Match("a") || !p.Match("b.c") || p.Match("bxc") {
+		t.Errorf("last item: a %v, b.c %v, bxc %v", p.Match("a"), p.Match("b.c"), p.Match("bxc"))
+	}
+	p, err = CompileList("groups", `\Qb.c, a`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Match("b.c|a") || p.Match("a") || p.Match("b.c") {
+		t.Errorf("first item: b.c|a %v, a %v, b.c %v", p.Match("b.c|a"), p.Match("a"), p.Match("b.c"))
+	}
+	if it, ok := p.MatchingItem("b.c|a"); !ok || it != `\Qb.c, a` {
+		t.Errorf("MatchingItem = %q, %v", it, ok)
 	}
 }
