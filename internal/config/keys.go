@@ -1,0 +1,311 @@
+package config
+
+import (
+	"strings"
+
+	"github.com/mirrorctl/mirrorctl/replicate/filter"
+	"github.com/mirrorctl/mirrorctl/replicate/policy"
+)
+
+// kind is the ConfigDef type of a known key, which decides how its value is
+// validated at Load and read by the Flow getters.
+type kind int
+
+const (
+	kString kind = iota
+	kInt         // a Java INT/LONG/SHORT: decimal, trimmed
+	kBool        // "true" or "false", case-insensitive, trimmed
+	kEnum        // one of keyInfo.enum, case-insensitive
+	kList        // a regex list (topics, groups, ...), compiled at Load
+	kClass       // a Java class name
+)
+
+// scope says where a key takes effect.
+type scope int
+
+const (
+	// scopeConnector keys are MM2 connector settings: default < top-level <
+	// A->B override (MirrorMakerConfig.connectorBaseConfig).
+	scopeConnector scope = iota
+	// scopeWorker keys belong to the Connect worker of herder A->B, which is
+	// built from the TARGET cluster's props: default < top-level < B.<key>.
+	scopeWorker
+	// scopeTop keys are read by MirrorMakerConfig itself, top-level only.
+	scopeTop
+)
+
+type keyInfo struct {
+	kind   kind
+	scope  scope
+	def    string   // the default as MM2 would show it; "" = none
+	enum   []string // allowed values for kEnum, lower case
+	min    int64    // minimum for kInt when hasMin
+	hasMin bool
+}
+
+// Fully qualified MM2 class names used as defaults.
+const (
+	classDefaultTopicFilter          = "org.apache.kafka.connect.mirror.DefaultTopicFilter"
+	classDefaultGroupFilter          = "org.apache.kafka.connect.mirror.DefaultGroupFilter"
+	classDefaultConfigPropertyFilter = "org.apache.kafka.connect.mirror.DefaultConfigPropertyFilter"
+	classForwardingAdmin             = "org.apache.kafka.clients.admin.ForwardingAdmin"
+)
+
+// knownKeys are the MM2 keys of spec section 10.2 (plus the filter keys of
+// section 4) that mirrorctl understands, with their 4.0 defaults.
+var knownKeys = map[string]keyInfo{
+	"enabled":                               {kind: kBool, def: "false"},
+	"tasks.max":                             {kind: kInt, def: "1", min: 1, hasMin: true},
+	policy.KeyClass:                         {kind: kClass, def: policy.ClassDefault},
+	policy.KeySeparator:                     {kind: kString, def: policy.DefaultSeparator},
+	policy.KeyInternalSeparatorEnabled:      {kind: kBool, def: "true"},
+	"source.cluster.alias":                  {kind: kString},
+	"target.cluster.alias":                  {kind: kString},
+	"topics":                                {kind: kList, def: filter.DefaultTopics},
+	"topics.exclude":                        {kind: kList, def: filter.DefaultTopicsExclude},
+	"groups":                                {kind: kList, def: filter.DefaultGroups},
+	"groups.exclude":                        {kind: kList, def: filter.DefaultGroupsExclude},
+	"config.properties.exclude":             {kind: kList, def: filter.DefaultConfigPropertiesExclude},
+	"use.defaults.from":                     {kind: kEnum, def: "target", enum: []string{"source", "target"}},
+	"replication.factor":                    {kind: kInt, def: "2", min: -1, hasMin: true},
+	"offset-syncs.topic.replication.factor": {kind: kInt, def: "3", min: -1, hasMin: true},
+	"checkpoints.topic.replication.factor":  {kind: kInt, def: "3", min: -1, hasMin: true},
+	"heartbeats.topic.replication.factor":   {kind: kInt, def: "3", min: -1, hasMin: true},
+	"offset-syncs.topic.location":           {kind: kEnum, def: "source", enum: []string{"source", "target"}},
+	"emit.offset-syncs.enabled":             {kind: kBool, def: "true"},
+	"offset.lag.max":                        {kind: kInt, def: "100"},
+	"emit.heartbeats.enabled":               {kind: kBool, def: "true"},
+	"emit.heartbeats.interval.seconds":      {kind: kInt, def: "1"},
+	"emit.checkpoints.enabled":              {kind: kBool, def: "true"},
+	"emit.checkpoints.interval.seconds":     {kind: kInt, def: "60"},
+	"sync.group.offsets.enabled":            {kind: kBool, def: "false"},
+	"sync.group.offsets.interval.seconds":   {kind: kInt, def: "60"},
+	"refresh.topics.enabled":                {kind: kBool, def: "true"},
+	"refresh.topics.interval.seconds":       {kind: kInt, def: "600"},
+	"refresh.groups.enabled":                {kind: kBool, def: "true"},
+	"refresh.groups.interval.seconds":       {kind: kInt, def: "600"},
+	"sync.topic.configs.enabled":            {kind: kBool, def: "true"},
+	"sync.topic.configs.interval.seconds":   {kind: kInt, def: "600"},
+	"sync.topic.acls.enabled":               {kind: kBool, def: "true"},
+	"sync.topic.acls.interval.seconds":      {kind: kInt, def: "600"},
+	"heartbeats.replication.enabled":        {kind: kBool, def: "true"},
+	"consumer.poll.timeout.ms":              {kind: kInt, def: "1000"},
+	"admin.timeout.ms":                      {kind: kInt, def: "60000"},
+	"topic.filter.class":                    {kind: kClass, def: classDefaultTopicFilter},
+	"group.filter.class":                    {kind: kClass, def: classDefaultGroupFilter},
+	"config.property.filter.class":          {kind: kClass, def: classDefaultConfigPropertyFilter},
+	"forwarding.admin.class":                {kind: kClass, def: classForwardingAdmin},
+	"metric.reporters":                      {kind: kString, def: "org.apache.kafka.common.metrics.JmxReporter"},
+	"use.incremental.alter.configs":         {kind: kEnum, def: "requested", enum: []string{"requested", "required", "never"}},
+	"add.source.alias.to.metrics":           {kind: kBool, def: "false"},
+	"offset.flush.interval.ms":              {kind: kInt, scope: scopeWorker, def: "60000"},
+	"exactly.once.source.support":           {kind: kEnum, scope: scopeWorker, def: "disabled", enum: []string{"disabled", "enabled", "preparing"}},
+	"dedicated.mode.enable.internal.rest":   {kind: kBool, scope: scopeTop, def: "false"},
+}
+
+// deprecatedKeys maps the KIP-629 aliases (deprecated in 2.7, removed in
+// 4.0) to their new names. If both are set the new name wins, as
+// ConfigUtils.translateDeprecatedConfigs does on the merged connector config.
+var deprecatedKeys = map[string]string{
+	"topics.blacklist":            "topics.exclude",
+	"groups.blacklist":            "groups.exclude",
+	"config.properties.blacklist": "config.properties.exclude",
+}
+
+// hintKeys are names people write that never existed, with what they meant.
+var hintKeys = map[string]string{
+	"topics.whitelist":            "topics",
+	"groups.whitelist":            "groups",
+	"topics.include":              "topics",
+	"groups.include":              "groups",
+	"config.properties.whitelist": "config.properties.exclude",
+}
+
+// workerPrefixes are Connect worker key families MirrorMakerConfig copies
+// from the top level (and that B.<key> sets for herders targeting B). They
+// are accepted without further checks.
+var workerPrefixes = []string{
+	"offset.storage", "config.storage", "status.storage",
+	"key.converter", "value.converter", "header.converter",
+	"task", "worker",
+}
+
+// roles are the client-override prefixes: consumer.*, producer.*, admin.*.
+var roles = []Role{RoleConsumer, RoleProducer, RoleAdmin}
+
+// clientSecurityKeys are the client keys MM2 copies from a cluster's props
+// (and the top level) into its consumer, producer and admin clients
+// (MirrorClientConfig's CLIENT_CONFIG_DEF: bootstrap, security protocol, SSL
+// and SASL). Keys starting with ssl. or sasl. that are not listed are still
+// passed on, with a warning.
+var clientSecurityKeys = map[string]bool{
+	"bootstrap.servers": true,
+	"security.protocol": true,
+}
+
+var sslKeys = []string{
+	"ssl.protocol", "ssl.enabled.protocols", "ssl.provider", "ssl.cipher.suites",
+	"ssl.keystore.type", "ssl.keystore.location", "ssl.keystore.password",
+	"ssl.key.password", "ssl.keystore.key", "ssl.keystore.certificate.chain",
+	"ssl.truststore.type", "ssl.truststore.location", "ssl.truststore.password",
+	"ssl.truststore.certificates", "ssl.keymanager.algorithm", "ssl.trustmanager.algorithm",
+	"ssl.endpoint.identification.algorithm", "ssl.secure.random.implementation",
+	"ssl.engine.factory.class",
+}
+
+var saslKeys = []string{
+	"sasl.mechanism", "sasl.jaas.config", "sasl.client.callback.handler.class",
+	"sasl.login.callback.handler.class", "sasl.login.class",
+	"sasl.kerberos.service.name", "sasl.kerberos.kinit.cmd",
+	"sasl.kerberos.ticket.renew.window.factor", "sasl.kerberos.ticket.renew.jitter",
+	"sasl.kerberos.min.time.before.relogin",
+	"sasl.login.refresh.window.factor", "sasl.login.refresh.window.jitter",
+	"sasl.login.refresh.min.period.seconds", "sasl.login.refresh.buffer.seconds",
+	"sasl.login.connect.timeout.ms", "sasl.login.read.timeout.ms",
+	"sasl.login.retry.backoff.ms", "sasl.login.retry.backoff.max.ms",
+	"sasl.oauthbearer.token.endpoint.url", "sasl.oauthbearer.jwks.endpoint.url",
+	"sasl.oauthbearer.jwks.endpoint.refresh.ms", "sasl.oauthbearer.jwks.endpoint.retry.backoff.ms",
+	"sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms", "sasl.oauthbearer.scope.claim.name",
+	"sasl.oauthbearer.sub.claim.name", "sasl.oauthbearer.expected.audience",
+	"sasl.oauthbearer.expected.issuer", "sasl.oauthbearer.clock.skew.seconds",
+}
+
+// genericClientKeys are common Kafka client keys that MM2 does NOT copy from
+// a cluster's props into its clients: written as A.<key> or at the top
+// level they are ignored, and belong under A.consumer./A.producer./A.admin.
+var genericClientKeys = []string{
+	"client.id", "client.dns.lookup", "request.timeout.ms", "retry.backoff.ms",
+	"retry.backoff.max.ms", "reconnect.backoff.ms", "reconnect.backoff.max.ms",
+	"connections.max.idle.ms", "metadata.max.age.ms", "receive.buffer.bytes",
+	"send.buffer.bytes", "socket.connection.setup.timeout.ms",
+	"socket.connection.setup.timeout.max.ms", "default.api.timeout.ms",
+	"max.poll.records", "fetch.min.bytes", "fetch.max.bytes", "fetch.max.wait.ms",
+	"max.partition.fetch.bytes", "isolation.level", "auto.offset.reset",
+	"acks", "linger.ms", "batch.size", "compression.type", "buffer.memory",
+	"max.request.size", "delivery.timeout.ms", "enable.idempotence",
+	"max.in.flight.requests.per.connection",
+}
+
+var (
+	sslKeySet  = toSet(sslKeys)
+	saslKeySet = toSet(saslKeys)
+	genericSet = toSet(genericClientKeys)
+)
+
+func toSet(ks []string) map[string]bool {
+	m := make(map[string]bool, len(ks))
+	for _, k := range ks {
+		m[k] = true
+	}
+	return m
+}
+
+// isClientSecurityKey reports whether MM2 passes key, set at the top level
+// or as A.<key>, to every client of a cluster.
+func isClientSecurityKey(key string) bool {
+	return clientSecurityKeys[key] || strings.HasPrefix(key, "ssl.") || strings.HasPrefix(key, "sasl.")
+}
+
+// isKnownSecurityKey reports whether a client security key is one Kafka
+// defines (as opposed to a misspelt ssl.*/sasl.* name).
+func isKnownSecurityKey(key string) bool {
+	return clientSecurityKeys[key] || sslKeySet[key] || saslKeySet[key]
+}
+
+// roleOf splits "consumer.max.poll.records" into (consumer, max.poll.records).
+func roleOf(key string) (Role, string, bool) {
+	for _, r := range roles {
+		if rest, ok := strings.CutPrefix(key, string(r)+"."); ok && rest != "" {
+			return r, rest, true
+		}
+	}
+	return "", "", false
+}
+
+func isWorkerKey(key string) bool {
+	if ki, ok := knownKeys[key]; ok {
+		return ki.scope == scopeWorker
+	}
+	for _, p := range workerPrefixes {
+		// MirrorMakerConfig copies "task*" and "worker*" by plain prefix.
+		if strings.HasPrefix(key, p) && (p == "task" || p == "worker" || key == p || strings.HasPrefix(key, p+".")) {
+			return true
+		}
+	}
+	return false
+}
+
+// Config provider classes (org.apache.kafka.common.config.provider.*).
+const (
+	classEnvProvider       = "org.apache.kafka.common.config.provider.EnvVarConfigProvider"
+	classFileProvider      = "org.apache.kafka.common.config.provider.FileConfigProvider"
+	classDirectoryProvider = "org.apache.kafka.common.config.provider.DirectoryConfigProvider"
+)
+
+// candidates returns the names an unknown key at a level is compared with
+// for a "did you mean" suggestion.
+func candidates(level string) []string {
+	var out []string
+	for k, ki := range knownKeys {
+		switch level {
+		case "top":
+			out = append(out, k)
+		case "flow":
+			if ki.scope == scopeConnector {
+				out = append(out, k)
+			}
+		case "cluster":
+			if ki.scope == scopeWorker {
+				out = append(out, k)
+			}
+		}
+	}
+	if level != "flow" {
+		out = append(out, "bootstrap.servers", "security.protocol")
+		out = append(out, sslKeys...)
+		out = append(out, saslKeys...)
+	}
+	if level == "top" {
+		out = append(out, "clusters", "config.providers")
+	}
+	return out
+}
+
+// suggest returns the candidate closest to key by edit distance, if it is
+// close enough to be a plausible misspelling, or "".
+func suggest(key string, cands []string) string {
+	if h, ok := hintKeys[key]; ok {
+		return h
+	}
+	best, bestD := "", 1<<30
+	for _, c := range cands {
+		if d := editDistance(key, c); d < bestD || d == bestD && c < best {
+			best, bestD = c, d
+		}
+	}
+	if bestD <= 3 && bestD*3 <= len(key) {
+		return best
+	}
+	return ""
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
