@@ -72,8 +72,8 @@ const (
 //	allow.auto.create.topics=true     AllowAutoTopicCreation
 //	session.timeout.ms, heartbeat.interval.ms, max.poll.interval.ms
 //	                                  SessionTimeout, HeartbeatInterval, RebalanceTimeout
-//	enable.auto.commit=false, auto.commit.interval.ms, group.instance.id
-//	                                  DisableAutoCommit, AutoCommitInterval, InstanceID
+//	auto.commit.interval.ms, group.instance.id  AutoCommitInterval, InstanceID
+//	enable.auto.commit=false          warning only: kgo.DisableAutoCommit needs kgo.ConsumerGroup, which the caller passes
 //	connections.max.idle.ms           ConnIdleTimeout (clamped to 100ms..15m; -1 = 15m)
 //	metadata.max.age.ms               MetadataMaxAge (at most 1h; below 5s also MetadataMinAge)
 //	socket.connection.setup.timeout.ms  DialTimeout
@@ -428,7 +428,9 @@ func (b *builder) consumer() {
 		b.add(kgo.RebalanceTimeout(d))
 	}
 	if on, ok := b.boolean("enable.auto.commit"); ok && !on {
-		b.add(kgo.DisableAutoCommit())
+		// kgo.DisableAutoCommit is a group option that NewClient rejects
+		// without kgo.ConsumerGroup, which only the caller knows.
+		b.warn("enable.auto.commit", "not applied (pass kgo.DisableAutoCommit with kgo.ConsumerGroup)")
 	}
 	if d, ok := b.millis("auto.commit.interval.ms", 1); ok {
 		b.add(kgo.AutoCommitInterval(d))
