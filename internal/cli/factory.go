@@ -1,0 +1,96 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/mirrorctl/mirrorctl/internal/cli/cmdutil"
+	"github.com/mirrorctl/mirrorctl/internal/config"
+	"github.com/mirrorctl/mirrorctl/internal/iostreams"
+	"github.com/mirrorctl/mirrorctl/internal/kafka"
+	"github.com/mirrorctl/mirrorctl/internal/output"
+)
+
+// newFactory wires the lazy providers in dependency order and returns the
+// cleanup that closes whatever they opened. g is filled in by flag parsing
+// before any provider is called.
+func newFactory(ios *iostreams.IOStreams, logger *slog.Logger, g *globalOptions) (*cmdutil.Factory, func()) {
+	f := &cmdutil.Factory{
+		IO:     ios,      // depends on nothing
+		Logger: logger,   // level set from -v when flags are resolved
+		Now:    time.Now, // depends on nothing
+	}
+	// depends on the resolved -c / MIRRORCTL_CONFIG; shell completion runs
+	// before resolution, so the environment is consulted here too.
+	f.ConfigPath = func() string {
+		if g.configPath != "" {
+			return g.configPath
+		}
+		if p := os.Getenv("MIRRORCTL_CONFIG"); p != "" {
+			return p
+		}
+		return defaultConfigFile
+	}
+	// depends on the resolved -o / MIRRORCTL_OUTPUT
+	f.Output = func() output.Format {
+		if g.format == "" {
+			return output.FormatTable
+		}
+		return g.format
+	}
+	// depends on ConfigPath
+	f.Config = sync.OnceValues(func() (*config.Config, error) {
+		path := f.ConfigPath()
+		cfg, err := config.Load(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			err = fmt.Errorf("%w (use -c <file> or set MIRRORCTL_CONFIG)", err)
+		}
+		return cfg, err
+	})
+	// depends on Config and Logger
+	var (
+		mu sync.Mutex
+		kf *kafka.Factory
+	)
+	f.Kafka = func() (*kafka.Factory, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if kf != nil {
+			return kf, nil
+		}
+		cfg, err := f.Config()
+		if err != nil {
+			return nil, err
+		}
+		kf = kafka.NewFactory(clientProps(cfg), logger)
+		return kf, nil
+	}
+	cleanup := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if kf != nil {
+			kf.Close()
+			kf = nil
+		}
+	}
+	return f, cleanup
+}
+
+// clientProps returns the lookup kafka.NewFactory uses: the client
+// properties of cluster alias for role ("consumer", "producer", "admin"), as
+// config.Cluster.ClientProps resolves them. An unknown alias is an error
+// naming it.
+func clientProps(cfg *config.Config) func(alias, role string) (map[string]string, error) {
+	return func(alias, role string) (map[string]string, error) {
+		cl, ok := cfg.Cluster(alias)
+		if !ok {
+			return nil, fmt.Errorf("cluster %q is not defined in the config (add it to clusters = ...)", alias)
+		}
+		return cl.ClientProps(config.Role(role)), nil
+	}
+}

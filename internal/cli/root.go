@@ -1,0 +1,141 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+
+	"github.com/mirrorctl/mirrorctl/internal/cli/cmdutil"
+	"github.com/mirrorctl/mirrorctl/internal/cli/completion"
+	"github.com/mirrorctl/mirrorctl/internal/cli/configcmd"
+	"github.com/mirrorctl/mirrorctl/internal/cli/version"
+	"github.com/mirrorctl/mirrorctl/internal/output"
+)
+
+// defaultConfigFile is used when neither -c nor $MIRRORCTL_CONFIG is set.
+const defaultConfigFile = "mm2.properties"
+
+// globalOptions are the root's persistent flags after flag and environment
+// resolution (flag > MIRRORCTL_* env > default).
+type globalOptions struct {
+	configPath string
+	output     string
+	format     output.Format
+	noColor    bool
+	verbose    int
+
+	// started is set when a command's RunE begins; an error returned
+	// before that (bad flag, bad argument count, unknown command, missing
+	// required flag) is a usage error.
+	started bool
+}
+
+// envBindings maps each global flag to its environment variable.
+var envBindings = []struct{ flag, env string }{
+	{"config", "MIRRORCTL_CONFIG"},
+	{"output", "MIRRORCTL_OUTPUT"},
+	{"no-color", "MIRRORCTL_NO_COLOR"},
+	{"verbose", "MIRRORCTL_VERBOSE"},
+}
+
+// NewCmdRoot returns the `mirrorctl` command with its persistent flags, its
+// subcommands and help topics. Each runnable command's RunE is wrapped so the
+// global flags are resolved (with viper: flag > MIRRORCTL_* env > default)
+// and applied to f.IO and f.Logger before it runs; subcommands therefore need
+// no PersistentPreRun of their own.
+func NewCmdRoot(f *cmdutil.Factory, g *globalOptions) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "mirrorctl <command> [flags]",
+		Short: "Replicate Kafka topics like MirrorMaker 2 and fail consumer groups over",
+		Long: "mirrorctl mirrors Kafka topics between clusters the way MirrorMaker 2 does,\n" +
+			"from the same mm2.properties file and with byte-compatible offset-syncs,\n" +
+			"checkpoints and heartbeats, and plans, applies and verifies consumer-group\n" +
+			"failover.\n\n" +
+			"Data goes to stdout; status lines, warnings, logs and errors go to stderr.\n\n" +
+			"Environment: MIRRORCTL_CONFIG, MIRRORCTL_OUTPUT, MIRRORCTL_NO_COLOR and\n" +
+			"MIRRORCTL_VERBOSE set the flags of the same name (a flag wins); NO_COLOR\n" +
+			"disables colour.\n\n" +
+			"EXIT STATUS\n\n" + exitCodesHelp,
+		Example: strings.Join([]string{
+			"$ mirrorctl config validate -c mm2.properties",
+			"$ mirrorctl config show --flow us-east->eu-west -o json",
+			"$ mirrorctl help exit-codes",
+		}, "\n"),
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	cmd.CompletionOptions.DisableDefaultCmd = true // our own completion command
+
+	pf := cmd.PersistentFlags()
+	pf.StringVarP(&g.configPath, "config", "c", "", "Path to mm2.properties (default $MIRRORCTL_CONFIG, then ./"+defaultConfigFile+")")
+	_ = cmd.MarkPersistentFlagFilename("config", "properties")
+	cmdutil.StringEnumFlag(cmd, pf, &g.output, "output", "o", string(output.FormatTable), output.Formats(), "Output format")
+	pf.BoolVar(&g.noColor, "no-color", false, "Disable colour (also NO_COLOR)")
+	pf.CountVarP(&g.verbose, "verbose", "v", "Log more to stderr: -v info, -vv debug")
+
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cmdutil.FlagErrorWrap(err) })
+
+	cmd.AddCommand(version.NewCmdVersion(f, nil))
+	cmd.AddCommand(completion.NewCmdCompletion(f, nil))
+	cmd.AddCommand(configcmd.NewCmdConfig(f))
+	for _, t := range helpTopics {
+		cmd.AddCommand(newHelpTopic(t.name, t.short, t.long))
+	}
+
+	wrapRunE(cmd, func() error { return resolveGlobals(cmd, f, g) }, g)
+	return cmd
+}
+
+// wrapRunE walks the tree and wraps every RunE so that before it runs,
+// started is set and resolve is called.
+func wrapRunE(c *cobra.Command, resolve func() error, g *globalOptions) {
+	if run := c.RunE; run != nil {
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			g.started = true
+			if err := resolve(); err != nil {
+				return err
+			}
+			return run(cmd, args)
+		}
+	}
+	for _, sub := range c.Commands() {
+		wrapRunE(sub, resolve, g)
+	}
+}
+
+// resolveGlobals applies flag > MIRRORCTL_* env > default to the global
+// flags, then configures colour and log level. A bad env value is a usage
+// error naming the variable.
+func resolveGlobals(root *cobra.Command, f *cmdutil.Factory, g *globalOptions) error {
+	v := viper.New()
+	for _, b := range envBindings {
+		if err := v.BindPFlag(b.flag, root.PersistentFlags().Lookup(b.flag)); err != nil {
+			return fmt.Errorf("binding --%s: %w", b.flag, err)
+		}
+		if err := v.BindEnv(b.flag, b.env); err != nil {
+			return fmt.Errorf("binding %s: %w", b.env, err)
+		}
+	}
+	g.configPath = v.GetString("config")
+	if g.configPath == "" {
+		g.configPath = defaultConfigFile
+	}
+	format, err := output.ParseFormat(v.GetString("output"))
+	if err != nil {
+		return cmdutil.FlagErrorf("%s (from --output or MIRRORCTL_OUTPUT)", err)
+	}
+	g.format, g.output = format, string(format)
+	g.noColor = v.GetBool("no-color")
+	g.verbose = v.GetInt("verbose")
+
+	if g.noColor || os.Getenv("NO_COLOR") != "" {
+		f.IO.SetColorDisabled(true)
+	}
+	if s, ok := f.Logger.Handler().(levelSetter); ok {
+		s.SetLevel(verbosityLevel(g.verbose))
+	}
+	return nil
+}
