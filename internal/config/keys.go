@@ -309,3 +309,15 @@ func editDistance(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// suggestAlias returns the declared alias closest to an unknown one (at most
+// two edits away), or "".
+func suggestAlias(name string, aliases []string) string {
+	best, bestD := "", 3
+	for _, a := range aliases {
+		if d := editDistance(name, a); d < bestD && d < len(name) {
+			best, bestD = a, d
+		}
+	}
+	return best
+}

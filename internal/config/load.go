@@ -246,7 +246,7 @@ func (l *loader) aliasHint(names ...string) string {
 		if l.alias[n] {
 			continue
 		}
-		if s := suggest(n, l.aliases); s != "" {
+		if s := suggestAlias(n, l.aliases); s != "" {
 			return fmt.Sprintf("; did you mean %q?", s)
 		}
 	}
@@ -583,12 +583,14 @@ func (l *loader) buildFlow(s, t string) *Flow {
 		}
 	}
 	pol, err := policy.FromProps(pp)
-	if err != nil {
-		pol = policy.NewDefault(policy.DefaultSeparator, true)
+	if err != nil && !slices.ContainsFunc(l.errs, func(e *Error) bool { return strings.Contains(e.Key, policyPrefix) }) {
 		// Per-key problems were reported by checkValue; report the rest
 		// at the flow.
 		line, key := l.propPlace(f, policy.KeyClass)
 		l.errs = append(l.errs, &Error{File: l.file, Line: line, Key: key, Msg: "replication policy: " + err.Error(), Err: err})
+	}
+	if err != nil {
+		pol = policy.NewDefault(policy.DefaultSeparator, true)
 	}
 	f.policy = pol
 	f.topics = filter.TopicFilter{Include: l.compile(f, "topics"), Exclude: l.compile(f, "topics.exclude")}

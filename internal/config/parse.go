@@ -78,7 +78,7 @@ func parseEntries(file, text string) ([]rawEntry, []*Error, []Warning) {
 		}
 		if c, ok := droppedEscape(ll.text); ok {
 			k := leadingKey(ll.text)
-			msg := fmt.Sprintf(`"\\%c" is read as "%c": .properties drops a backslash before a character that is not an escape, as MM2 does; write "\\\\%c" to keep a regex escape`, c, c, c)
+			msg := fmt.Sprintf(`"\%c" is read as "%c": .properties drops a backslash before a character that is not an escape, as MM2 does; write "\\%c" to keep a regex escape`, c, c, c)
 			if IsSensitive(k) {
 				msg = "a backslash before a character that is not an escape is dropped, as MM2 does"
 			}
