@@ -1,0 +1,199 @@
+package replicate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/mirrorctl/mirrorctl/replicate/filter"
+	"github.com/mirrorctl/mirrorctl/replicate/policy"
+)
+
+// Clients hands the engine Kafka clients for a cluster alias. role is
+// "consumer", "producer" or "admin" and selects the client overrides that
+// apply (MM2's consumer.*, producer.* and admin.* keys). extra options are
+// appended after the cluster's own, so the engine's consumption and
+// partitioning choices win. mirrorctl's internal/kafka.Factory implements it.
+//
+// The engine closes every *kgo.Client it obtains from Client; it never closes
+// the *kadm.Client returned by Admin (that one belongs to the caller).
+type Clients interface {
+	Client(alias, role string, extra ...kgo.Opt) (*kgo.Client, error)
+	Admin(alias string) (*kadm.Client, error)
+}
+
+// Offset-syncs topic locations (MM2 offset-syncs.topic.location, KIP-716,
+// Kafka 3.0.0).
+const (
+	LocationSource = "source"
+	LocationTarget = "target"
+)
+
+// FlowConfig holds the settings of one source->target flow. Field names follow
+// MM2's connector keys (MirrorSourceConfig, MirrorHeartbeatConfig); the
+// defaults are those of [DefaultFlowConfig].
+type FlowConfig struct {
+	Source string // source cluster alias, e.g. "us-east"
+	Target string // target cluster alias, e.g. "eu-west"
+
+	// Enabled is MM2's "A->B.enabled": when false only heartbeats run for the
+	// pair (MM2 runs a heartbeat herder for every pair with heartbeats on).
+	Enabled bool
+
+	Policy           policy.Policy               // replication.policy.class and separator
+	Topics           filter.TopicFilter          // topics / topics.exclude
+	ConfigProperties filter.ConfigPropertyFilter // config.properties.exclude
+
+	// HeartbeatsReplication is heartbeats.replication.enabled (KIP-1089,
+	// default true): heartbeat topics bypass the topic filter.
+	HeartbeatsReplication bool
+
+	// ReplicationFactor of created remote topics (replication.factor,
+	// default 2); -1 defers to the target broker's default (KIP-464).
+	ReplicationFactor int16
+	// UseDefaultsFromSource is use.defaults.from=source: at creation, copy
+	// source configs even when they are the source broker's defaults.
+	UseDefaultsFromSource bool
+
+	RefreshTopics         bool          // refresh.topics.enabled, default true
+	RefreshTopicsInterval time.Duration // refresh.topics.interval.seconds, default 600s
+
+	SyncTopicConfigs         bool          // sync.topic.configs.enabled, default true
+	SyncTopicConfigsInterval time.Duration // sync.topic.configs.interval.seconds, default 600s
+
+	EmitOffsetSyncs              bool   // emit.offset-syncs.enabled, default true
+	OffsetSyncsTopicLocation     string // offset-syncs.topic.location: LocationSource (default) or LocationTarget
+	OffsetSyncsReplicationFactor int16  // offset-syncs.topic.replication.factor, default 3
+	// OffsetLagMax is offset.lag.max in records (default 100): an offset
+	// sync is emitted at once when translation would otherwise be stale by
+	// this many records (KAFKA-14797).
+	OffsetLagMax int64
+	// OffsetFlushInterval is how often delayed offset syncs are written
+	// (MM2 promotes them on each Connect offset flush,
+	// offset.flush.interval.ms, default 60s; KAFKA-15906).
+	OffsetFlushInterval time.Duration
+
+	EmitHeartbeats              bool          // emit.heartbeats.enabled, default true
+	HeartbeatsInterval          time.Duration // emit.heartbeats.interval.seconds, default 1s
+	HeartbeatsReplicationFactor int16         // heartbeats.topic.replication.factor, default 3
+
+	// ProgressReplicationFactor of mirrorctl's progress topic on the target
+	// (default 3, like MM2's internal topics).
+	ProgressReplicationFactor int16
+	// ProgressInterval is how often acknowledged positions are written to
+	// the progress topic (default 1s). A crash re-copies at most the records
+	// acknowledged since the last write.
+	ProgressInterval time.Duration
+
+	// StartFromLatest starts partitions that have no stored progress at the
+	// log end instead of the log start (MM2: consumer auto.offset.reset,
+	// KAFKA-13988). Default false: copy everything.
+	StartFromLatest bool
+}
+
+// DefaultFlowConfig returns the settings MM2 4.0 uses for a flow when
+// mm2.properties sets nothing but the aliases (MM2-COMPAT section 10.2).
+func DefaultFlowConfig(source, target string) FlowConfig {
+	inc, _ := filter.CompileList("topics", filter.DefaultTopics)
+	exc, _ := filter.CompileList("topics.exclude", filter.DefaultTopicsExclude)
+	cfgExc, _ := filter.CompileList("config.properties.exclude", filter.DefaultConfigPropertiesExclude)
+	return FlowConfig{
+		Source:                       source,
+		Target:                       target,
+		Enabled:                      true,
+		Policy:                       policy.NewDefault(".", true),
+		Topics:                       filter.TopicFilter{Include: inc, Exclude: exc},
+		ConfigProperties:             filter.ConfigPropertyFilter{Exclude: cfgExc},
+		HeartbeatsReplication:        true,
+		ReplicationFactor:            2,
+		RefreshTopics:                true,
+		RefreshTopicsInterval:        600 * time.Second,
+		SyncTopicConfigs:             true,
+		SyncTopicConfigsInterval:     600 * time.Second,
+		EmitOffsetSyncs:              true,
+		OffsetSyncsTopicLocation:     LocationSource,
+		OffsetSyncsReplicationFactor: 3,
+		OffsetLagMax:                 100,
+		OffsetFlushInterval:          60 * time.Second,
+		EmitHeartbeats:               true,
+		HeartbeatsInterval:           time.Second,
+		HeartbeatsReplicationFactor:  3,
+		ProgressReplicationFactor:    3,
+		ProgressInterval:             time.Second,
+	}
+}
+
+// Name returns "source->target", MM2's flow notation.
+func (f FlowConfig) Name() string { return f.Source + "->" + f.Target }
+
+// Validate reports settings the engine cannot run with.
+func (f FlowConfig) Validate() error {
+	var errs []error
+	if f.Source == "" || f.Target == "" {
+		errs = append(errs, errors.New("source and target aliases are required"))
+	}
+	if f.Source == f.Target && f.Source != "" {
+		errs = append(errs, fmt.Errorf("flow %s: source and target are the same cluster", f.Name()))
+	}
+	if f.Policy == nil {
+		errs = append(errs, fmt.Errorf("flow %s: no replication policy", f.Name()))
+	}
+	if f.OffsetSyncsTopicLocation != LocationSource && f.OffsetSyncsTopicLocation != LocationTarget {
+		errs = append(errs, fmt.Errorf("flow %s: offset-syncs.topic.location %q: want source or target", f.Name(), f.OffsetSyncsTopicLocation))
+	}
+	if f.OffsetLagMax < 0 {
+		errs = append(errs, fmt.Errorf("flow %s: offset.lag.max %d: must not be negative", f.Name(), f.OffsetLagMax))
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+		on   bool
+	}{
+		{"refresh.topics.interval.seconds", f.RefreshTopicsInterval, f.RefreshTopics},
+		{"sync.topic.configs.interval.seconds", f.SyncTopicConfigsInterval, f.SyncTopicConfigs},
+		{"emit.heartbeats.interval.seconds", f.HeartbeatsInterval, f.EmitHeartbeats},
+		{"offset.flush.interval.ms", f.OffsetFlushInterval, f.EmitOffsetSyncs},
+		{"progress interval", f.ProgressInterval, f.Enabled},
+	} {
+		if d.on && d.v <= 0 {
+			errs = append(errs, fmt.Errorf("flow %s: %s must be positive", f.Name(), d.name))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// offsetSyncsCluster returns the alias of the cluster holding the flow's
+// offset-syncs topic, and the topic's name (MM2 MirrorSourceConfig
+// offsetSyncsTopic: the alias in the name is the other cluster).
+func (f FlowConfig) offsetSyncsCluster() (alias, topic string) {
+	if f.OffsetSyncsTopicLocation == LocationTarget {
+		return f.Target, f.Policy.OffsetSyncsTopic(f.Source)
+	}
+	return f.Source, f.Policy.OffsetSyncsTopic(f.Target)
+}
+
+// OffsetSyncsTopic returns the cluster alias and name of the flow's
+// offset-syncs topic, e.g. ("us-east", "mm2-offset-syncs.eu-west.internal")
+// for the default location.
+func (f FlowConfig) OffsetSyncsTopic() (alias, topic string) { return f.offsetSyncsCluster() }
+
+// ProgressTopic returns the name of mirrorctl's progress topic for flows from
+// source, on the target cluster: "mirrorctl-progress.<source>.internal" with
+// the default separator. The policy treats it as internal, so no flow ever
+// mirrors it.
+func ProgressTopic(p policy.Policy, source string) string {
+	suffix := p.InternalSuffix() // ".internal" or e.g. "_internal"
+	sep := suffix[:len(suffix)-len("internal")]
+	return "mirrorctl-progress" + sep + source + suffix
+}
+
+// discard is the engine's default logger.
+var discard = slog.New(slog.DiscardHandler)
+
+// ctxDone reports whether ctx is finished.
+func ctxDone(ctx context.Context) bool { return ctx.Err() != nil }

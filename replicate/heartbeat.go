@@ -1,0 +1,82 @@
+package replicate
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/mirrorctl/mirrorctl/replicate/mm2"
+)
+
+// heartbeatRecord builds MM2's heartbeat for source->target at now: topic
+// "heartbeats" (partition 0) on the target, record timestamp equal to the
+// value's (MM2 MirrorHeartbeatTask).
+func heartbeatRecord(cfg FlowConfig, now time.Time) (*kgo.Record, error) {
+	hb := mm2.Heartbeat{SourceAlias: cfg.Source, TargetAlias: cfg.Target, Timestamp: now.UnixMilli()}
+	k, err := hb.MarshalKey()
+	if err != nil {
+		return nil, err
+	}
+	v, err := hb.MarshalValue()
+	if err != nil {
+		return nil, err
+	}
+	return &kgo.Record{
+		Topic:     cfg.Policy.HeartbeatsTopic(),
+		Partition: 0,
+		Key:       k,
+		Value:     v,
+		Timestamp: time.UnixMilli(hb.Timestamp),
+	}, nil
+}
+
+// runHeartbeats emits a heartbeat for cfg every cfg.HeartbeatsInterval until
+// ctx is done, or exactly one when once is set. It creates the heartbeats
+// topic on the target first (compacted, one partition). MM2 runs this for
+// every ordered pair with heartbeats on, whether or not the pair's flow is
+// enabled: that is how the source's "heartbeats" topic comes to exist and
+// reveal the topology downstream (MM2-COMPAT section 7).
+func runHeartbeats(ctx context.Context, cfg FlowConfig, clients Clients, logger *slog.Logger, now func() time.Time, once bool) error {
+	adm, err := clients.Admin(cfg.Target)
+	if err != nil {
+		return err
+	}
+	if err := ensureInternalTopic(ctx, adm, cfg.Policy.HeartbeatsTopic(), cfg.HeartbeatsReplicationFactor); err != nil {
+		return fmt.Errorf("heartbeats %s: %w", cfg.Name(), err)
+	}
+	cl, err := clients.Client(cfg.Target, "producer", kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	emit := func() error {
+		r, err := heartbeatRecord(cfg, now())
+		if err != nil {
+			return err
+		}
+		return cl.ProduceSync(ctx, r).FirstErr()
+	}
+	if once {
+		if err := emit(); err != nil {
+			return fmt.Errorf("heartbeats %s: %w", cfg.Name(), err)
+		}
+		return nil
+	}
+	t := time.NewTicker(cfg.HeartbeatsInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			if err := emit(); err != nil && ctx.Err() == nil {
+				// A heartbeat that did not arrive is the signal itself: log it
+				// and keep beating, as MM2 does.
+				logger.Warn("heartbeat not written", "flow", cfg.Name(), "err", err)
+			}
+		}
+	}
+}

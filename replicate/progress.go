@@ -1,0 +1,150 @@
+package replicate
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Progress records live in mirrorctl's progress topic (see [ProgressTopic]),
+// a compacted single-partition topic on the target. The key names a source
+// partition, the value the next source offset to copy: every record below it
+// was acknowledged by the target. Both are JSON, so an operator can read them
+// with any console consumer:
+//
+//	key   {"topic":"orders","partition":3}
+//	value {"offset":1234,"time_ms":1700000000000}
+//
+// A record is written only after the target acknowledged the data it covers,
+// so a restart (even after kill -9) resumes with nothing lost; at most the
+// records acknowledged since the last write are copied again (at-least-once).
+// Nothing ever writes a tombstone to it.
+type progressKey struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+}
+
+type progressValue struct {
+	Offset int64 `json:"offset"`  // next source offset to copy
+	TimeMs int64 `json:"time_ms"` // when the progress was written, epoch ms
+}
+
+type tp struct {
+	topic     string
+	partition int32
+}
+
+func encodeProgress(t tp, next int64, now time.Time) *kgo.Record {
+	k, _ := json.Marshal(progressKey{Topic: t.topic, Partition: t.partition})
+	v, _ := json.Marshal(progressValue{Offset: next, TimeMs: now.UnixMilli()})
+	return &kgo.Record{Key: k, Value: v, Partition: 0, Timestamp: now}
+}
+
+func decodeProgress(key, value []byte) (tp, int64, error) {
+	var k progressKey
+	var v progressValue
+	if err := json.Unmarshal(key, &k); err != nil {
+		return tp{}, 0, fmt.Errorf("key: %w", err)
+	}
+	if value == nil {
+		return tp{}, 0, fmt.Errorf("value: tombstone")
+	}
+	if err := json.Unmarshal(value, &v); err != nil {
+		return tp{}, 0, fmt.Errorf("value: %w", err)
+	}
+	if k.Topic == "" || k.Partition < 0 || v.Offset < 0 {
+		return tp{}, 0, fmt.Errorf("key %s value %s: out of range", key, value)
+	}
+	return tp{k.Topic, k.Partition}, v.Offset, nil
+}
+
+// readCompactedTopic reads partition 0 of topic on the cluster behind clients
+// from the log start to the end offset it had when the read began, calling fn
+// for each record. A missing topic reads as empty. The read is bounded by
+// ctx.
+func readCompactedTopic(ctx context.Context, clients Clients, alias, topic string, fn func(*kgo.Record)) error {
+	adm, err := clients.Admin(alias)
+	if err != nil {
+		return err
+	}
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		return fmt.Errorf("list end offsets of %s on %s: %w", topic, alias, err)
+	}
+	end, ok := ends.Lookup(topic, 0)
+	if !ok || end.Err != nil || end.Offset <= 0 {
+		return nil // missing or empty
+	}
+	starts, err := adm.ListStartOffsets(ctx, topic)
+	if err != nil {
+		return fmt.Errorf("list start offsets of %s on %s: %w", topic, alias, err)
+	}
+	if s, ok := starts.Lookup(topic, 0); ok && s.Err == nil && s.Offset >= end.Offset {
+		return nil
+	}
+	cl, err := clients.Client(alias, "consumer",
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}),
+		kgo.KeepControlRecords())
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	for {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("read %s on %s: %w", topic, alias, err)
+		}
+		var ferr error
+		fs.EachError(func(t string, p int32, err error) { ferr = fmt.Errorf("read %s[%d] on %s: %w", t, p, alias, err) })
+		if ferr != nil {
+			return ferr
+		}
+		done := false
+		fs.EachRecord(func(r *kgo.Record) {
+			if !r.Attrs.IsControl() {
+				fn(r)
+			}
+			if r.Offset+1 >= end.Offset {
+				done = true
+			}
+		})
+		if done {
+			return nil
+		}
+	}
+}
+
+// loadProgress reads the flow's progress topic to its end and returns the next
+// source offset per source partition. Undecodable records are counted, logged
+// by offset and skipped.
+func loadProgress(ctx context.Context, clients Clients, cfg FlowConfig, logger *slog.Logger) (map[tp]int64, error) {
+	topic := ProgressTopic(cfg.Policy, cfg.Source)
+	out := make(map[tp]int64)
+	skipped := 0
+	err := readCompactedTopic(ctx, clients, cfg.Target, topic, func(r *kgo.Record) {
+		t, next, err := decodeProgress(r.Key, r.Value)
+		if err != nil {
+			skipped++
+			logger.Warn("skipping undecodable progress record", "topic", topic, "offset", r.Offset, "err", err)
+			return
+		}
+		out[t] = next // the newest record per key wins, as compaction keeps it
+	})
+	if err != nil {
+		return nil, err
+	}
+	if skipped > 0 {
+		logger.Warn("progress records skipped", "topic", topic, "count", skipped)
+	}
+	return out, nil
+}
+
+// ensureProgressTopic creates the flow's progress topic on the target.
+func ensureProgressTopic(ctx context.Context, cfg FlowConfig, tgt *kadm.Client) error {
+	return ensureInternalTopic(ctx, tgt, ProgressTopic(cfg.Policy, cfg.Source), cfg.ProgressReplicationFactor)
+}
