@@ -1,7 +1,6 @@
 package replicate
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -194,6 +193,3 @@ func ProgressTopic(p policy.Policy, source string) string {
 
 // discard is the engine's default logger.
 var discard = slog.New(slog.DiscardHandler)
-
-// ctxDone reports whether ctx is finished.
-func ctxDone(ctx context.Context) bool { return ctx.Err() != nil }
