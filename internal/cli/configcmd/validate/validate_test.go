@@ -1,0 +1,101 @@
+package validate
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+
+	"github.com/mirrorctl/mirrorctl/internal/cli/clitest"
+	"github.com/mirrorctl/mirrorctl/internal/cli/cmdutil"
+	"github.com/mirrorctl/mirrorctl/internal/config"
+	"github.com/mirrorctl/mirrorctl/internal/iostreams"
+	"github.com/mirrorctl/mirrorctl/internal/output"
+)
+
+func TestNewCmdValidate(t *testing.T) {
+	ios, _, _, _ := iostreams.Test()
+	f := &cmdutil.Factory{IO: ios, ConfigPath: func() string { return "x.properties" }}
+	var got *ValidateOptions
+	cmd := NewCmdValidate(f, func(o *ValidateOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{})
+	if err := cmd.Execute(); err != nil || got == nil || got.IO != ios || got.ConfigPath() != "x.properties" {
+		t.Fatalf("err = %v, opts = %+v", err, got)
+	}
+	cmd = NewCmdValidate(f, func(*ValidateOptions) error { return nil })
+	cmd.SetArgs([]string{"extra"})
+	cmd.SetOut(ios.ErrOut)
+	cmd.SetErr(ios.ErrOut)
+	if err := cmd.Execute(); err == nil {
+		t.Fatal("extra argument accepted")
+	}
+}
+
+func options(ios *iostreams.IOStreams, file string, format output.Format) *ValidateOptions {
+	path := filepath.Join("testdata", file)
+	return &ValidateOptions{
+		IO:         ios,
+		Output:     func() output.Format { return format },
+		ConfigPath: func() string { return path },
+		Config:     func() (*config.Config, error) { return config.Load(path) },
+	}
+}
+
+func TestRunValidate(t *testing.T) {
+	tests := []struct {
+		name       string
+		file       string
+		format     output.Format
+		stderrTTY  bool
+		wantStdout string // golden name, "" for empty
+		wantStderr string
+	}{
+		{name: "valid on a tty", file: "good.properties", stderrTTY: true,
+			wantStderr: "✓ testdata/good.properties is valid: 2 clusters, 1 enabled flow\n"},
+		{name: "valid off a tty is quiet", file: "good.properties"},
+		{name: "valid json", file: "good.properties", format: output.FormatJSON, wantStdout: "good.json"},
+		{name: "warnings go to stderr", file: "warn.properties", stderrTTY: true,
+			wantStderr: "warning: testdata/warn.properties:5: nyc->fra.topcs: unknown key; did you mean \"nyc->fra.topics\"?\n" +
+				"✓ testdata/warn.properties is valid: 2 clusters, 1 enabled flow\n"},
+		{name: "warnings in json", file: "warn.properties", format: output.FormatJSON, wantStdout: "warn.json",
+			wantStderr: "warning: testdata/warn.properties:5: nyc->fra.topcs: unknown key; did you mean \"nyc->fra.topics\"?\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ios, _, out, errOut := iostreams.Test()
+			ios.SetStderrTTY(tt.stderrTTY)
+			format := tt.format
+			if format == "" {
+				format = output.FormatTable
+			}
+			if err := runValidate(context.Background(), options(ios, tt.file, format)); err != nil {
+				t.Fatal(err)
+			}
+			if tt.wantStdout != "" {
+				clitest.Golden(t, tt.wantStdout, out.String())
+			} else if out.Len() != 0 {
+				t.Errorf("stdout = %q, want empty", out.String())
+			}
+			if errOut.String() != tt.wantStderr {
+				t.Errorf("stderr = %q, want %q", errOut.String(), tt.wantStderr)
+			}
+		})
+	}
+}
+
+func TestRunValidateErrors(t *testing.T) {
+	ios, _, out, errOut := iostreams.Test()
+	err := runValidate(context.Background(), options(ios, "bad.properties", output.FormatTable))
+	var cfgErr *config.Error
+	if !errors.As(err, &cfgErr) {
+		t.Fatalf("error %v does not wrap *config.Error", err)
+	}
+	want := "testdata/bad.properties:3: nyc->fra.enabled: target cluster fra has no bootstrap.servers (set fra.bootstrap.servers)\n" +
+		"testdata/bad.properties:4: nyc->fra.offset.lag.max: \"lots\" is not an integer"
+	if err.Error() != want {
+		t.Errorf("error =\n%s\nwant\n%s", err, want)
+	}
+	if out.Len() != 0 || errOut.Len() != 0 {
+		t.Errorf("stdout %q stderr %q, want both empty (Main prints the error)", out, errOut)
+	}
+}
