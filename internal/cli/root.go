@@ -11,6 +11,8 @@ import (
 	"github.com/mirrorctl/mirrorctl/internal/cli/cmdutil"
 	"github.com/mirrorctl/mirrorctl/internal/cli/completion"
 	"github.com/mirrorctl/mirrorctl/internal/cli/configcmd"
+	"github.com/mirrorctl/mirrorctl/internal/cli/demo"
+	replicatecmd "github.com/mirrorctl/mirrorctl/internal/cli/replicate"
 	"github.com/mirrorctl/mirrorctl/internal/cli/version"
 	"github.com/mirrorctl/mirrorctl/internal/output"
 )
@@ -81,6 +83,8 @@ func NewCmdRoot(f *cmdutil.Factory, g *globalOptions) *cobra.Command {
 	cmd.AddCommand(version.NewCmdVersion(f, nil))
 	cmd.AddCommand(completion.NewCmdCompletion(f, nil))
 	cmd.AddCommand(configcmd.NewCmdConfig(f))
+	cmd.AddCommand(replicatecmd.NewCmdReplicate(f, nil))
+	cmd.AddCommand(demo.NewCmdDemo(f, nil))
 	for _, t := range helpTopics {
 		cmd.AddCommand(newHelpTopic(t.name, t.short, t.long))
 	}

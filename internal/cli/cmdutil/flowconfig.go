@@ -1,0 +1,44 @@
+package cmdutil
+
+import (
+	"strings"
+	"time"
+
+	"github.com/mirrorctl/mirrorctl/internal/config"
+	"github.com/mirrorctl/mirrorctl/replicate"
+)
+
+// FlowConfig maps one mm2.properties flow onto the engine's settings, key by
+// key, after MM2's precedence (flow > top-level > default). The progress
+// topic, an internal topic like MM2's, takes
+// offset-syncs.topic.replication.factor. A source consumer override
+// auto.offset.reset=latest makes partitions without progress start at the
+// log end, as MM2 3.7+ does (KAFKA-13988).
+func FlowConfig(cfg *config.Config, f *config.Flow) replicate.FlowConfig {
+	seconds := func(key string) time.Duration { return time.Duration(f.Int(key)) * time.Second }
+	fc := replicate.DefaultFlowConfig(f.Source, f.Target)
+	fc.Enabled = f.Enabled
+	fc.Policy = f.Policy()
+	fc.Topics = f.TopicFilter()
+	fc.ConfigProperties = f.ConfigPropertyFilter()
+	fc.HeartbeatsReplication = f.Bool("heartbeats.replication.enabled")
+	fc.ReplicationFactor = int16(f.Int("replication.factor"))
+	fc.UseDefaultsFromSource = strings.EqualFold(f.String("use.defaults.from"), "source")
+	fc.RefreshTopics = f.Bool("refresh.topics.enabled")
+	fc.RefreshTopicsInterval = seconds("refresh.topics.interval.seconds")
+	fc.SyncTopicConfigs = f.Bool("sync.topic.configs.enabled")
+	fc.SyncTopicConfigsInterval = seconds("sync.topic.configs.interval.seconds")
+	fc.EmitOffsetSyncs = f.Bool("emit.offset-syncs.enabled")
+	fc.OffsetSyncsTopicLocation = strings.ToLower(f.String("offset-syncs.topic.location"))
+	fc.OffsetSyncsReplicationFactor = int16(f.Int("offset-syncs.topic.replication.factor"))
+	fc.OffsetLagMax = f.Int("offset.lag.max")
+	fc.OffsetFlushInterval = time.Duration(f.Int("offset.flush.interval.ms")) * time.Millisecond
+	fc.EmitHeartbeats = f.Bool("emit.heartbeats.enabled")
+	fc.HeartbeatsInterval = seconds("emit.heartbeats.interval.seconds")
+	fc.HeartbeatsReplicationFactor = int16(f.Int("heartbeats.topic.replication.factor"))
+	fc.ProgressReplicationFactor = fc.OffsetSyncsReplicationFactor
+	if cl, ok := cfg.Cluster(f.Source); ok {
+		fc.StartFromLatest = strings.EqualFold(cl.ClientProps(config.RoleConsumer)["auto.offset.reset"], "latest")
+	}
+	return fc
+}

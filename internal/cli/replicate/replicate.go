@@ -1,0 +1,287 @@
+// Package replicate implements `mirrorctl replicate`, the mirror itself.
+package replicate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mirrorctl/mirrorctl/internal/cli/cmdutil"
+	"github.com/mirrorctl/mirrorctl/internal/config"
+	"github.com/mirrorctl/mirrorctl/internal/iostreams"
+	"github.com/mirrorctl/mirrorctl/internal/output"
+	"github.com/mirrorctl/mirrorctl/replicate"
+)
+
+// ReplicateOptions are the dependencies and flags of `mirrorctl replicate`.
+type ReplicateOptions struct {
+	IO      *iostreams.IOStreams
+	Output  func() output.Format
+	Config  func() (*config.Config, error)
+	Clients func() (replicate.Clients, error)
+	Logger  *slog.Logger
+
+	Flows  []string // --flow A->B, repeatable; default: every enabled flow
+	DryRun bool
+	Once   bool
+}
+
+// NewCmdReplicate returns `mirrorctl replicate`. If runF is non-nil it is
+// called with the options instead of runReplicate (tests).
+func NewCmdReplicate(f *cmdutil.Factory, runF func(*ReplicateOptions) error) *cobra.Command {
+	opts := &ReplicateOptions{
+		IO: f.IO, Output: f.Output, Config: f.Config, Logger: f.Logger,
+		Clients: func() (replicate.Clients, error) { return f.Kafka() },
+	}
+	cmd := &cobra.Command{
+		Use:   "replicate [--flow <source>-><target>]... [--dry-run | --once]",
+		Short: "Mirror topics between clusters as MirrorMaker 2 does",
+		Long: "Run every enabled flow of mm2.properties: create remote topics (named by the\n" +
+			"replication policy, e.g. us-east.orders) with the source's partitions and\n" +
+			"configs, copy records partition to partition with keys, values, headers and\n" +
+			"timestamps unchanged, write MM2-format offset syncs and heartbeats, and keep\n" +
+			"the copy position on the target so a restart resumes where it stopped.\n\n" +
+			"--dry-run prints, per flow, the topics that would be created or grown and every\n" +
+			"topic left out with its reason, and changes nothing. --once copies what the\n" +
+			"sources hold now and exits. Otherwise it runs until interrupted, then flushes\n" +
+			"and saves its position.\n\n" +
+			"EXIT STATUS\n\n" +
+			"  0    done (--once, --dry-run) or stopped cleanly\n" +
+			"  1    a flow could not run, or the target refused a record (its partition\n" +
+			"       stopped; the error names topic, partition and offset)\n" +
+			"  2    bad flags or an invalid mm2.properties\n" +
+			"  130  interrupted; the position was saved",
+		Example: "$ mirrorctl replicate -c mm2.properties --dry-run\n" +
+			"$ mirrorctl replicate -c mm2.properties --once -o json\n" +
+			"$ mirrorctl replicate -c mm2.properties --flow us-east->eu-west",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if opts.DryRun && opts.Once {
+				return cmdutil.FlagErrorf("--dry-run and --once cannot be used together")
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runReplicate(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringArrayVar(&opts.Flows, "flow", nil, "Run only this `source->target` flow (repeatable)")
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "Print the topic plan per flow and change nothing")
+	cmd.Flags().BoolVar(&opts.Once, "once", false, "Copy what the sources hold now, then exit")
+	return cmd
+}
+
+// selectFlows returns the engine settings of the flows to run: the enabled
+// flows (or those named by --flow), plus, without --flow, every other pair
+// with heartbeats on, as MM2 runs a heartbeat herder for each.
+func selectFlows(cfg *config.Config, names []string) ([]replicate.FlowConfig, error) {
+	var out []replicate.FlowConfig
+	if len(names) > 0 {
+		seen := map[string]bool{}
+		for _, n := range names {
+			if seen[n] {
+				continue
+			}
+			seen[n] = true
+			var fl *config.Flow
+			for _, f := range cfg.Flows {
+				if f.Name() == n {
+					fl = f
+				}
+			}
+			if fl == nil {
+				return nil, cmdutil.FlagErrorf("--flow %s: no such flow in %s (clusters: %v)", n, cfg.File, cfg.Clusters)
+			}
+			if !fl.Enabled {
+				return nil, cmdutil.FlagErrorf("--flow %s: the flow is not enabled in %s (set %s.enabled = true)", n, cfg.File, n)
+			}
+			out = append(out, cmdutil.FlowConfig(cfg, fl))
+		}
+		return out, nil
+	}
+	for _, f := range cfg.Flows {
+		if !f.Enabled && !f.Bool("emit.heartbeats.enabled") {
+			continue
+		}
+		if !f.Enabled && !(hasBootstrap(cfg, f.Source) && hasBootstrap(cfg, f.Target)) {
+			continue
+		}
+		out = append(out, cmdutil.FlowConfig(cfg, f))
+	}
+	enabled := 0
+	for _, f := range out {
+		if f.Enabled {
+			enabled++
+		}
+	}
+	if enabled == 0 {
+		return nil, cmdutil.FlagErrorf("%s enables no flow: set <source>-><target>.enabled = true", cfg.File)
+	}
+	return out, nil
+}
+
+func hasBootstrap(cfg *config.Config, alias string) bool {
+	cl, ok := cfg.Cluster(alias)
+	return ok && len(cl.BootstrapServers()) > 0
+}
+
+// PlanResult is the JSON document of `replicate --dry-run -o json`.
+type PlanResult struct {
+	output.Envelope
+	Flows []*replicate.Plan `json:"flows"`
+}
+
+// RunResult is the JSON document `replicate -o json` writes when it ends.
+type RunResult struct {
+	output.Envelope
+	Topics []TopicResult `json:"topics"`
+	Errors []string      `json:"errors"`
+}
+
+// TopicResult sums one replicated topic of a flow.
+type TopicResult struct {
+	Flow        string `json:"flow"`
+	Topic       string `json:"topic"`
+	RemoteTopic string `json:"remote_topic"`
+	Partitions  int    `json:"partitions"`
+	Records     int64  `json:"records"` // acknowledged by the target in this run
+	Bytes       int64  `json:"bytes"`   // value bytes of those records
+	Stopped     int    `json:"stopped_partitions"`
+}
+
+func runReplicate(ctx context.Context, opts *ReplicateOptions) error {
+	cfg, err := opts.Config()
+	if cfg != nil {
+		cmdutil.PrintWarnings(opts.IO, cfg.Warnings)
+	}
+	if err != nil {
+		return err
+	}
+	flows, err := selectFlows(cfg, opts.Flows)
+	if err != nil {
+		return err
+	}
+	clients, err := opts.Clients()
+	if err != nil {
+		return err
+	}
+	if opts.DryRun {
+		return dryRun(ctx, opts, flows, clients)
+	}
+	m, err := replicate.New(replicate.Options{Flows: flows, Clients: clients, Logger: opts.Logger, Once: opts.Once})
+	if err != nil {
+		return err
+	}
+	runErr := m.Run(ctx)
+	if rerr := render(opts, m.Stats(), runErr); rerr != nil {
+		return rerr
+	}
+	if ctx.Err() != nil {
+		return ctx.Err() // interrupted: exit 130 after the position was saved
+	}
+	return runErr
+}
+
+func dryRun(ctx context.Context, opts *ReplicateOptions, flows []replicate.FlowConfig, clients replicate.Clients) error {
+	res := PlanResult{Envelope: output.NewEnvelope(), Flows: []*replicate.Plan{}}
+	for _, f := range flows {
+		if !f.Enabled {
+			continue
+		}
+		src, err := clients.Admin(f.Source)
+		if err != nil {
+			return err
+		}
+		tgt, err := clients.Admin(f.Target)
+		if err != nil {
+			return err
+		}
+		plan, err := replicate.PlanFlow(ctx, f, src, tgt)
+		if err != nil {
+			return err
+		}
+		res.Flows = append(res.Flows, plan)
+	}
+	if opts.Output() == output.FormatJSON {
+		return output.WriteJSON(opts.IO.Out, res)
+	}
+	t := output.NewTable("flow", "topic", "remote topic", "action", "partitions", "target partitions", "reason")
+	for _, p := range res.Flows {
+		for _, tp := range p.Topics {
+			t.AddRow(p.Flow, tp.Topic, tp.RemoteTopic, tp.Action, strconv.Itoa(int(tp.Partitions)), strconv.Itoa(int(tp.TargetPartitions)), tp.Reason)
+		}
+	}
+	return t.Render(opts.IO, opts.Output())
+}
+
+func render(opts *ReplicateOptions, stats []replicate.PartitionStats, runErr error) error {
+	byTopic := map[[2]string]*TopicResult{}
+	for _, s := range stats {
+		k := [2]string{s.Flow, s.Topic}
+		tr := byTopic[k]
+		if tr == nil {
+			tr = &TopicResult{Flow: s.Flow, Topic: s.Topic, RemoteTopic: s.RemoteTopic}
+			byTopic[k] = tr
+		}
+		tr.Partitions++
+		tr.Records += s.Records
+		tr.Bytes += s.Bytes
+		if s.Error != "" {
+			tr.Stopped++
+		}
+	}
+	res := RunResult{Envelope: output.NewEnvelope(), Topics: []TopicResult{}, Errors: []string{}}
+	for _, tr := range byTopic {
+		res.Topics = append(res.Topics, *tr)
+	}
+	sort.Slice(res.Topics, func(i, j int) bool {
+		a, b := res.Topics[i], res.Topics[j]
+		if a.Flow != b.Flow {
+			return a.Flow < b.Flow
+		}
+		return a.Topic < b.Topic
+	})
+	var rerr *replicate.RecordError
+	for _, e := range unjoin(runErr) {
+		if errors.As(e, &rerr) {
+			res.Errors = append(res.Errors, e.Error())
+		}
+	}
+	if opts.Output() == output.FormatJSON {
+		return output.WriteJSON(opts.IO.Out, res)
+	}
+	t := output.NewTable("flow", "topic", "remote topic", "partitions", "records", "bytes", "stopped")
+	for _, tr := range res.Topics {
+		t.AddRow(tr.Flow, tr.Topic, tr.RemoteTopic, strconv.Itoa(tr.Partitions), strconv.FormatInt(tr.Records, 10),
+			strconv.FormatInt(tr.Bytes, 10), strconv.Itoa(tr.Stopped))
+	}
+	if err := t.Render(opts.IO, opts.Output()); err != nil {
+		return err
+	}
+	if opts.IO.IsStderrTTY() && runErr == nil {
+		var n int64
+		for _, tr := range res.Topics {
+			n += tr.Records
+		}
+		st := output.NewStyles(opts.IO)
+		fmt.Fprintf(opts.IO.ErrOut, "%s copied %d records at %s\n", st.SuccessIcon(), n, time.Now().Format(time.RFC3339))
+	}
+	return nil
+}
+
+// unjoin flattens an errors.Join tree one level.
+func unjoin(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
