@@ -39,9 +39,11 @@ const (
 //   - ssl.enabled.protocols / ssl.protocol bound the TLS versions (Go's floor
 //     is TLS 1.2 unless TLSv1 or TLSv1.1 is enabled explicitly).
 //
-// Unsupported: encrypted PEM private keys (PKCS#8 "ENCRYPTED PRIVATE KEY" and
-// legacy Proc-Type encryption), and a PKCS12 key protected by a password
-// other than the store's. Errors name the property and, for files, the path;
+// Encrypted PEM keys ("ENCRYPTED PRIVATE KEY", PKCS#8 with PBES2) are
+// decrypted with ssl.key.password. Unsupported: PBES1 and legacy Proc-Type
+// PEM encryption, a PKCS12 key protected by a password other than the
+// store's, and PKCS12 truststores of bare certificates lacking Java's
+// trusted-certificate attribute. Errors name the property and, for files, the path;
 // they never contain a password or key material.
 func (b *builder) tlsConfig() (*tls.Config, error) {
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
@@ -165,21 +167,14 @@ func decodeTrustStore(typ string, data []byte, pass config.Secret) ([]*x509.Cert
 			return nil, errors.New("wrong ssl.truststore.password, or the file is corrupt")
 		}
 		if err != nil {
-			// Not a Java trust store (no trusted-certificate attribute): take
-			// every certificate of an ordinary PKCS#12 bundle instead.
-			blocks, perr := pkcs12.ToPEM(data, pass.Reveal())
-			if perr != nil {
+			// Not a Java trust store (no trusted-certificate attribute on
+			// every certificate): accept a key-and-chain bundle, trusting
+			// its certificates, as Java does with a PKCS12 keystore.
+			_, leaf, cas, cerr := pkcs12.DecodeChain(data, pass.Reveal())
+			if cerr != nil {
 				return nil, err
 			}
-			for _, bl := range blocks {
-				if bl.Type == "CERTIFICATE" {
-					c, cerr := x509.ParseCertificate(bl.Bytes)
-					if cerr != nil {
-						return nil, cerr
-					}
-					certs = append(certs, c)
-				}
-			}
+			certs = append([]*x509.Certificate{leaf}, cas...)
 		}
 		if len(certs) == 0 {
 			return nil, errors.New("no certificates")
@@ -259,7 +254,7 @@ func (b *builder) clientCert() (*tls.Certificate, error) {
 		if typeSet && typ != storePEM {
 			return nil, fmt.Errorf("ssl.keystore.key: requires ssl.keystore.type PEM, not %s", typ)
 		}
-		key, err := pemPrivateKey([]byte(keyPEM))
+		key, err := pemPrivateKey([]byte(keyPEM), keyPass)
 		if err != nil {
 			return nil, fmt.Errorf("ssl.keystore.key: %w", err)
 		}
@@ -296,7 +291,7 @@ func (b *builder) clientCert() (*tls.Certificate, error) {
 func decodeKeyStore(typ string, data []byte, pass, keyPass config.Secret) (crypto.PrivateKey, []*x509.Certificate, error) {
 	switch typ {
 	case storePEM:
-		key, err := pemPrivateKey(data)
+		key, err := pemPrivateKey(data, keyPass)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -395,9 +390,10 @@ func pemCertificates(data []byte) ([]*x509.Certificate, error) {
 }
 
 // pemPrivateKey returns the one private key in data: PKCS#8 "PRIVATE KEY",
-// PKCS#1 "RSA PRIVATE KEY" or SEC 1 "EC PRIVATE KEY". Encrypted keys are
-// refused with a hint, since Go's standard library cannot decrypt them.
-func pemPrivateKey(data []byte) (crypto.PrivateKey, error) {
+// PKCS#1 "RSA PRIVATE KEY", SEC 1 "EC PRIVATE KEY", or PKCS#8 "ENCRYPTED
+// PRIVATE KEY" (PBES2, see decryptPKCS8) decrypted with keyPass
+// (ssl.key.password). Legacy Proc-Type encryption is refused.
+func pemPrivateKey(data []byte, keyPass config.Secret) (crypto.PrivateKey, error) {
 	var found []crypto.PrivateKey
 	for rest := data; ; {
 		var bl *pem.Block
@@ -408,14 +404,25 @@ func pemPrivateKey(data []byte) (crypto.PrivateKey, error) {
 		if !strings.HasSuffix(bl.Type, "PRIVATE KEY") {
 			continue
 		}
-		if bl.Type == "ENCRYPTED PRIVATE KEY" || bl.Headers["Proc-Type"] != "" {
-			return nil, errors.New("encrypted PEM private keys are not supported; store the key unencrypted (openssl pkcs8 -topk8 -nocrypt) in a file readable only by mirrorctl, or use a PKCS12 or JKS keystore")
+		if bl.Headers["Proc-Type"] != "" {
+			return nil, errors.New("legacy OpenSSL-encrypted PEM keys (Proc-Type header) are not supported; convert with openssl pkcs8 -topk8 -v2 aes-256-cbc")
 		}
 		var (
 			k   crypto.PrivateKey
 			err error
 		)
 		switch bl.Type {
+		case "ENCRYPTED PRIVATE KEY":
+			if keyPass.IsZero() {
+				return nil, errors.New("encrypted private key needs ssl.key.password")
+			}
+			der, derr := decryptPKCS8(bl.Bytes, keyPass)
+			if derr != nil {
+				return nil, derr
+			}
+			if k, err = x509.ParsePKCS8PrivateKey(der); err != nil {
+				return nil, errWrongKeyPassword
+			}
 		case "PRIVATE KEY":
 			k, err = x509.ParsePKCS8PrivateKey(bl.Bytes)
 		case "RSA PRIVATE KEY":

@@ -77,6 +77,11 @@ func TestTLSStores(t *testing.T) {
 			wantRoots: poolOf(p.ca),
 		},
 		{
+			name:      "PKCS12 key bundle used as truststore",
+			props:     map[string]string{"ssl.truststore.type": "PKCS12", "ssl.truststore.location": p.keyP12, "ssl.truststore.password": storePass},
+			wantRoots: poolOf(p.client, p.ca),
+		},
+		{
 			name: "PEM keystore file with PKCS#8 key and chain",
 			props: map[string]string{
 				"ssl.truststore.type": "PEM", "ssl.truststore.location": p.caPEM,
@@ -203,9 +208,9 @@ func TestTLSErrors(t *testing.T) {
 			want:  []string{"ssl.keystore.location " + p.keyP12, "PKCS12 keystore", "wrong ssl.keystore.password"},
 		},
 		{
-			name:  "encrypted PEM key",
+			name:  "malformed encrypted PEM key",
 			props: map[string]string{"ssl.keystore.type": "PEM", "ssl.keystore.location": encrypted, "ssl.key.password": keyPass},
-			want:  []string{"ssl.keystore.location " + encrypted, "encrypted PEM private keys are not supported"},
+			want:  []string{"ssl.keystore.location " + encrypted, "PEM keystore: malformed encrypted private key"},
 		},
 		{
 			name:  "key does not match certificate",
