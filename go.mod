@@ -50,5 +50,6 @@ require (
 	golang.org/x/crypto v0.51.0 // indirect
 	golang.org/x/sys v0.44.0 // indirect
 	golang.org/x/text v0.37.0 // indirect
+	golang.org/x/tools v0.44.0 // indirect
 	software.sslmate.com/src/go-pkcs12 v0.7.4 // indirect
 )
