@@ -1,0 +1,244 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/mirrorctl/mirrorctl/internal/cli/cmdutil"
+	"github.com/mirrorctl/mirrorctl/internal/config"
+	"github.com/mirrorctl/mirrorctl/internal/iostreams"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"mirrorctl": func() { os.Exit(Main()) },
+	})
+}
+
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		RequireExplicitExec: true,
+		UpdateScripts:       updateScripts(),
+	})
+}
+
+func updateScripts() bool {
+	for _, a := range os.Args {
+		if a == "-update" || a == "--update" || a == "-update=true" {
+			return true
+		}
+	}
+	return false
+}
+
+func TestExitCode(t *testing.T) {
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	cfgErr := &config.Error{File: "mm2.properties", Line: 3, Key: "clusters", Msg: "missing"}
+	tests := []struct {
+		name string
+		ctx  context.Context
+		err  error
+		want int
+	}{
+		{"nil", context.Background(), nil, 0},
+		{"plain error", context.Background(), errors.New("broker down"), 1},
+		{"silent", context.Background(), cmdutil.ErrSilent, 1},
+		{"flag error", context.Background(), cmdutil.FlagErrorf("bad --flow"), 2},
+		{"config error", context.Background(), cfgErr, 2},
+		{"joined config errors", context.Background(), errors.Join(cfgErr, cfgErr), 2},
+		{"wrapped config error", context.Background(), fmt.Errorf("loading: %w", cfgErr), 2},
+		{"check failed", context.Background(), cmdutil.CheckFailedf("lag 10 > 5"), 3},
+		{"silent check failed", context.Background(), cmdutil.ErrCheckFailed, 3},
+		{"wrapped check failed", context.Background(), fmt.Errorf("verify: %w", cmdutil.ErrCheckFailed), 3},
+		{"context canceled", context.Background(), fmt.Errorf("fetch: %w", context.Canceled), 130},
+		{"any error after signal", cancelled, errors.New("broker down"), 130},
+		{"nil after signal", cancelled, nil, 0},
+	}
+	for _, tt := range tests {
+		if got := exitCode(tt.ctx, tt.err); got != tt.want {
+			t.Errorf("%s: exitCode = %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}
+
+// run executes args in-process and returns the exit code and both streams.
+func run(t *testing.T, ctx context.Context, args ...string) (int, string, string) {
+	t.Helper()
+	ios, _, out, errOut := iostreams.Test()
+	code := Run(ctx, ios, args, nil)
+	return code, out.String(), errOut.String()
+}
+
+func TestRunErrors(t *testing.T) {
+	t.Setenv("MIRRORCTL_CONFIG", "")
+	t.Setenv("MIRRORCTL_OUTPUT", "")
+	tests := []struct {
+		name       string
+		args       []string
+		wantCode   int
+		wantStderr string
+	}{
+		{"unknown command", []string{"bogus"}, 2,
+			"mirrorctl: unknown command \"bogus\" for \"mirrorctl\"\nRun 'mirrorctl --help' for usage.\n"},
+		{"unknown flag", []string{"version", "--bogus"}, 2,
+			"mirrorctl: unknown flag: --bogus\nRun 'mirrorctl version --help' for usage.\n"},
+		{"bad enum", []string{"-o", "yaml", "version"}, 2,
+			"mirrorctl: invalid argument \"yaml\" for \"-o, --output\" flag: valid values are {table|json|csv}\nRun 'mirrorctl version --help' for usage.\n"},
+		{"extra arg", []string{"version", "x"}, 2,
+			"mirrorctl: unknown command \"x\" for \"mirrorctl version\"\nRun 'mirrorctl version --help' for usage.\n"},
+		{"unknown subcommand", []string{"config", "valdate"}, 2,
+			"mirrorctl: unknown command \"valdate\" for \"mirrorctl config\" (did you mean validate?)\nRun 'mirrorctl config --help' for usage.\n"},
+		{"missing config", []string{"config", "validate", "-c", "testdata/none.properties"}, 2,
+			"mirrorctl: testdata/none.properties: open testdata/none.properties: no such file or directory (use -c <file> or set MIRRORCTL_CONFIG)\n"},
+		{"missing config json", []string{"config", "validate", "-c", "testdata/none.properties", "-o", "json"}, 2,
+			"mirrorctl: testdata/none.properties: open testdata/none.properties: no such file or directory (use -c <file> or set MIRRORCTL_CONFIG)\n" +
+				`{"schema_version":1,"error":{"message":"testdata/none.properties: open testdata/none.properties: no such file or directory (use -c <file> or set MIRRORCTL_CONFIG)","exit_code":2}}` + "\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := run(t, context.Background(), tt.args...)
+			if code != tt.wantCode {
+				t.Errorf("exit code = %d, want %d", code, tt.wantCode)
+			}
+			if errOut != tt.wantStderr {
+				t.Errorf("stderr =\n%q\nwant\n%q", errOut, tt.wantStderr)
+			}
+			if out != "" {
+				t.Errorf("stdout = %q, want empty", out)
+			}
+		})
+	}
+}
+
+func TestRunInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	// validate on a missing file fails; with the root context cancelled the
+	// failure is reported as an interruption.
+	code, _, errOut := run(t, ctx, "config", "validate", "-c", "testdata/none.properties")
+	if code != 130 || errOut != "mirrorctl: interrupted\n" {
+		t.Fatalf("code %d stderr %q, want 130 and \"mirrorctl: interrupted\"", code, errOut)
+	}
+}
+
+func TestEnvBinding(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string // prefix of stdout
+	}{
+		{"default table", nil, []string{"version"}, "mirrorctl "},
+		{"MIRRORCTL_OUTPUT=json", map[string]string{"MIRRORCTL_OUTPUT": "json"}, []string{"version"}, "{\n  \"schema_version\": 1,"},
+		{"flag wins over env", map[string]string{"MIRRORCTL_OUTPUT": "json"}, []string{"version", "-o", "csv"}, "version,commit,go_version,platform\n"},
+		{"MIRRORCTL_CONFIG", map[string]string{"MIRRORCTL_CONFIG": "configcmd/validate/testdata/good.properties", "MIRRORCTL_OUTPUT": "json"},
+			[]string{"config", "validate"}, "{\n  \"schema_version\": 1,\n  \"file\": \"configcmd/validate/testdata/good.properties\","},
+		{"-c wins over MIRRORCTL_CONFIG", map[string]string{"MIRRORCTL_CONFIG": "nope.properties", "MIRRORCTL_OUTPUT": "json"},
+			[]string{"config", "validate", "-c", "configcmd/validate/testdata/good.properties"}, "{\n  \"schema_version\": 1,\n  \"file\": \"configcmd/validate/testdata/good.properties\","},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, k := range []string{"MIRRORCTL_OUTPUT", "MIRRORCTL_CONFIG", "MIRRORCTL_NO_COLOR", "MIRRORCTL_VERBOSE"} {
+				t.Setenv(k, tt.env[k])
+			}
+			code, out, errOut := run(t, context.Background(), tt.args...)
+			if code != 0 || !strings.HasPrefix(out, tt.want) {
+				t.Fatalf("code %d stdout %q stderr %q; want 0 and prefix %q", code, out, errOut, tt.want)
+			}
+		})
+	}
+	t.Run("bad MIRRORCTL_OUTPUT", func(t *testing.T) {
+		t.Setenv("MIRRORCTL_OUTPUT", "xml")
+		code, _, errOut := run(t, context.Background(), "version")
+		want := "mirrorctl: invalid output format \"xml\": valid values are {table|json|csv} (from --output or MIRRORCTL_OUTPUT)\n"
+		if code != 2 || !strings.HasPrefix(errOut, want) {
+			t.Fatalf("code %d stderr %q", code, errOut)
+		}
+	})
+}
+
+func TestNoColor(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want bool
+	}{
+		{"tty default", nil, nil, true},
+		{"--no-color", nil, []string{"--no-color"}, false},
+		{"NO_COLOR", map[string]string{"NO_COLOR": "1"}, nil, false},
+		{"MIRRORCTL_NO_COLOR", map[string]string{"MIRRORCTL_NO_COLOR": "true"}, nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, k := range []string{"NO_COLOR", "MIRRORCTL_NO_COLOR", "MIRRORCTL_OUTPUT"} {
+				t.Setenv(k, tt.env[k])
+			}
+			ios, _, _, _ := iostreams.Test()
+			ios.SetStdoutTTY(true)
+			if code := Run(context.Background(), ios, append(tt.args, "version"), nil); code != 0 {
+				t.Fatalf("exit %d", code)
+			}
+			if got := ios.ColorEnabled(); got != tt.want {
+				t.Fatalf("ColorEnabled = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestVerbosity(t *testing.T) {
+	tests := []struct {
+		args []string
+		env  string
+		want slog.Level
+	}{
+		{nil, "", slog.LevelWarn},
+		{[]string{"-v"}, "", slog.LevelInfo},
+		{[]string{"-vv"}, "", slog.LevelDebug},
+		{[]string{"-v", "-v", "-v"}, "", slog.LevelDebug},
+		{nil, "1", slog.LevelInfo},
+	}
+	for _, tt := range tests {
+		t.Setenv("MIRRORCTL_VERBOSE", tt.env)
+		ios, _, _, _ := iostreams.Test()
+		var logs bytes.Buffer
+		logger := NewLogger(&logs)
+		if code := Run(context.Background(), ios, append(tt.args, "version"), logger); code != 0 {
+			t.Fatalf("%v: exit %d", tt.args, code)
+		}
+		h := logger.Handler()
+		for _, l := range []slog.Level{slog.LevelDebug, slog.LevelInfo, slog.LevelWarn} {
+			if got, want := h.Enabled(context.Background(), l), l >= tt.want; got != want {
+				t.Errorf("%v env %q: level %v enabled = %v, want %v", tt.args, tt.env, l, got, want)
+			}
+		}
+	}
+}
+
+func TestHelpListsExitCodes(t *testing.T) {
+	code, out, _ := run(t, context.Background(), "--help")
+	if code != 0 || !strings.Contains(out, exitCodesHelp) || !strings.Contains(out, "  -o, --output string   Output format: {table|json|csv}") {
+		t.Fatalf("root help (exit %d) lacks the exit-code table or enum values:\n%s", code, out)
+	}
+	code, out, _ = run(t, context.Background(), "help", "exit-codes")
+	if code != 0 || out != exitCodesHelp+"\n" {
+		t.Fatalf("help exit-codes (exit %d):\n%s", code, out)
+	}
+}
+
+func TestOutputCompletion(t *testing.T) {
+	code, out, _ := run(t, context.Background(), "__complete", "--output", "")
+	if code != 0 || !strings.HasPrefix(out, "table\njson\ncsv\n:4\n") {
+		t.Fatalf("completion (exit %d) = %q", code, out)
+	}
+}
