@@ -63,11 +63,13 @@ func decodeProgress(key, value []byte) (tp, int64, error) {
 	return tp{k.Topic, k.Partition}, v.Offset, nil
 }
 
-// readCompactedTopic reads partition 0 of topic on the cluster behind clients
-// from the log start to the end offset it had when the read began, calling fn
-// for each record. A missing topic reads as empty. The read is bounded by
-// ctx.
-func readCompactedTopic(ctx context.Context, clients Clients, alias, topic string, fn func(*kgo.Record)) error {
+// ReadInternalTopic reads partition 0 of topic on cluster alias (where MM2
+// writes all its internal topics: offset-syncs, checkpoints, heartbeats) from
+// the log start to the end offset it had when the read began, calling fn for
+// each data record in offset order (transaction markers are skipped). A
+// missing or empty topic reads as nothing. The read is bounded by ctx; the
+// error names the topic and cluster.
+func ReadInternalTopic(ctx context.Context, clients Clients, alias, topic string, fn func(*kgo.Record)) error {
 	adm, err := clients.Admin(alias)
 	if err != nil {
 		return err
@@ -126,7 +128,7 @@ func loadProgress(ctx context.Context, clients Clients, cfg FlowConfig, logger *
 	topic := ProgressTopic(cfg.Policy, cfg.Source)
 	out := make(map[tp]int64)
 	skipped := 0
-	err := readCompactedTopic(ctx, clients, cfg.Target, topic, func(r *kgo.Record) {
+	err := ReadInternalTopic(ctx, clients, cfg.Target, topic, func(r *kgo.Record) {
 		t, next, err := decodeProgress(r.Key, r.Value)
 		if err != nil {
 			skipped++
