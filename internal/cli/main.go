@@ -105,16 +105,16 @@ func exitCode(ctx context.Context, err error) int {
 // output.ErrorDocument line follows.
 func printError(ios *iostreams.IOStreams, cmdPath string, jsonOut bool, err error, code int) {
 	msg := err.Error()
-	silent := errors.Is(err, cmdutil.ErrSilent)
-	var checkErr *cmdutil.CheckFailedError
-	if errors.As(err, &checkErr) && checkErr.Silent() {
-		silent = true
-	}
-	var flagErr *cmdutil.FlagError
+	var (
+		flagErr  *cmdutil.FlagError
+		checkErr *cmdutil.CheckFailedError
+	)
 	switch {
 	case code == cmdutil.ExitInterrupted:
-		msg, silent = "interrupted", false
-	case silent:
+		msg = "interrupted"
+		fmt.Fprintln(ios.ErrOut, "mirrorctl: interrupted")
+	case errors.Is(err, cmdutil.ErrSilent), errors.As(err, &checkErr) && checkErr.Silent():
+		// already reported by the command
 	default:
 		for _, line := range strings.Split(strings.TrimRight(msg, "\n"), "\n") {
 			fmt.Fprintf(ios.ErrOut, "mirrorctl: %s\n", line)
@@ -122,9 +122,6 @@ func printError(ios *iostreams.IOStreams, cmdPath string, jsonOut bool, err erro
 		if errors.As(err, &flagErr) {
 			fmt.Fprintf(ios.ErrOut, "Run '%s --help' for usage.\n", cmdPath)
 		}
-	}
-	if code == cmdutil.ExitInterrupted {
-		fmt.Fprintln(ios.ErrOut, "mirrorctl: interrupted")
 	}
 	if jsonOut {
 		_ = output.WriteJSONError(ios.ErrOut, msg, code)

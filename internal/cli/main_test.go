@@ -12,6 +12,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/mirrorctl/mirrorctl/internal/cli/clitest"
 	"github.com/mirrorctl/mirrorctl/internal/cli/cmdutil"
 	"github.com/mirrorctl/mirrorctl/internal/config"
 	"github.com/mirrorctl/mirrorctl/internal/iostreams"
@@ -27,17 +28,8 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
-		UpdateScripts:       updateScripts(),
+		UpdateScripts:       *clitest.Update,
 	})
-}
-
-func updateScripts() bool {
-	for _, a := range os.Args {
-		if a == "-update" || a == "--update" || a == "-update=true" {
-			return true
-		}
-	}
-	return false
 }
 
 func TestExitCode(t *testing.T) {
@@ -117,6 +109,32 @@ func TestRunErrors(t *testing.T) {
 				t.Errorf("stdout = %q, want empty", out)
 			}
 		})
+	}
+}
+
+func TestPrintError(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		json bool
+		want string
+	}{
+		{"plain", errors.New("broker down"), false, "mirrorctl: broker down\n"},
+		{"multi-line", errors.Join(errors.New("a.properties:1: x: bad"), errors.New("a.properties:2: y: bad")), false,
+			"mirrorctl: a.properties:1: x: bad\nmirrorctl: a.properties:2: y: bad\n"},
+		{"silent", cmdutil.ErrSilent, false, ""},
+		{"silent json", cmdutil.ErrSilent, true, `{"schema_version":1,"error":{"message":"silent error","exit_code":1}}` + "\n"},
+		{"silent check", cmdutil.ErrCheckFailed, false, ""},
+		{"check", cmdutil.CheckFailedf("lag 10 > 5"), true,
+			"mirrorctl: lag 10 > 5\n" + `{"schema_version":1,"error":{"message":"lag 10 > 5","exit_code":3}}` + "\n"},
+		{"flag", cmdutil.FlagErrorf("bad"), false, "mirrorctl: bad\nRun 'mirrorctl x --help' for usage.\n"},
+	}
+	for _, tt := range tests {
+		ios, _, out, errOut := iostreams.Test()
+		printError(ios, "mirrorctl x", tt.json, tt.err, exitCode(context.Background(), tt.err))
+		if errOut.String() != tt.want || out.Len() != 0 {
+			t.Errorf("%s: stderr %q, want %q (stdout %q)", tt.name, errOut.String(), tt.want, out.String())
+		}
 	}
 }
 
