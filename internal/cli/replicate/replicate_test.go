@@ -1,0 +1,343 @@
+package replicate_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"github.com/mirrorctl/mirrorctl/internal/cli"
+	"github.com/mirrorctl/mirrorctl/internal/cli/clitest"
+	"github.com/mirrorctl/mirrorctl/internal/cli/cmdutil"
+	replicatecmd "github.com/mirrorctl/mirrorctl/internal/cli/replicate"
+	"github.com/mirrorctl/mirrorctl/internal/iostreams"
+)
+
+// TestMain lets a test re-execute this binary as mirrorctl itself (for the
+// kill -9 test): with MIRRORCTL_TEST_MAIN=1 it runs cli.Main and exits.
+func TestMain(m *testing.M) {
+	if os.Getenv("MIRRORCTL_TEST_MAIN") == "1" {
+		os.Exit(cli.Main())
+	}
+	os.Exit(m.Run())
+}
+
+func TestNewCmdReplicate(t *testing.T) {
+	tests := []struct {
+		args    string
+		want    replicatecmd.ReplicateOptions
+		wantErr string
+	}{
+		{args: ""},
+		{args: "--dry-run", want: replicatecmd.ReplicateOptions{DryRun: true}},
+		{args: "--once --flow us-east->eu-west --flow a->b", want: replicatecmd.ReplicateOptions{Once: true, Flows: []string{"us-east->eu-west", "a->b"}}},
+		{args: "--dry-run --once", wantErr: "--dry-run and --once cannot be used together"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.args, func(t *testing.T) {
+			ios, _, _, _ := iostreams.Test()
+			var got *replicatecmd.ReplicateOptions
+			cmd := replicatecmd.NewCmdReplicate(&cmdutil.Factory{IO: ios}, func(o *replicatecmd.ReplicateOptions) error { got = o; return nil })
+			cmd.SetArgs(strings.Fields(tt.args))
+			cmd.SetOut(ios.ErrOut)
+			cmd.SetErr(ios.ErrOut)
+			cmd.SilenceUsage, cmd.SilenceErrors = true, true
+			err := cmd.Execute()
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Fatalf("error = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.DryRun != tt.want.DryRun || got.Once != tt.want.Once || fmt.Sprint(got.Flows) != fmt.Sprint(tt.want.Flows) {
+				t.Fatalf("options dry-run %v once %v flows %v, want %+v", got.DryRun, got.Once, got.Flows, tt.want)
+			}
+		})
+	}
+}
+
+type env struct {
+	east, west *kfake.Cluster
+	config     string
+}
+
+func newEnv(t *testing.T, extra string, eastOpts ...kfake.Opt) *env {
+	t.Helper()
+	east, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(1), kfake.Ports(0)}, eastOpts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(east.Close)
+	west, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(west.Close)
+	path := filepath.Join(t.TempDir(), "mm2.properties")
+	props := fmt.Sprintf(`clusters = us-east, eu-west
+us-east.bootstrap.servers = %s
+eu-west.bootstrap.servers = %s
+us-east->eu-west.enabled = true
+replication.factor = 1
+offset-syncs.topic.replication.factor = 1
+heartbeats.topic.replication.factor = 1
+checkpoints.topic.replication.factor = 1
+emit.heartbeats.enabled = false
+%s`, strings.Join(east.ListenAddrs(), ","), strings.Join(west.ListenAddrs(), ","), extra)
+	if err := os.WriteFile(path, []byte(props), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return &env{east: east, west: west, config: path}
+}
+
+func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	ios, _, out, errOut := iostreams.Test()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	code = cli.Run(ctx, ios, args, nil)
+	return code, out.String(), errOut.String()
+}
+
+func client(t *testing.T, addrs []string, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addrs...)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+func createTopics(t *testing.T, cl *kgo.Client, partitions int32, topics ...string) {
+	t.Helper()
+	if _, err := kadm.NewClient(cl).CreateTopics(context.Background(), partitions, 1, nil, topics...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func produceN(t *testing.T, cl *kgo.Client, topic string, partitions int32, perPartition int) {
+	t.Helper()
+	var recs []*kgo.Record
+	for p := int32(0); p < partitions; p++ {
+		for i := 0; i < perPartition; i++ {
+			recs = append(recs, &kgo.Record{Topic: topic, Partition: p, Key: []byte(fmt.Sprint(i % 13)), Value: []byte(fmt.Sprintf("p%d-%06d", p, i))})
+		}
+	}
+	pcl := client(t, cl.OptValue(kgo.SeedBrokers).([]string), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err := pcl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func values(t *testing.T, addrs []string, topic string, partition int32) []string {
+	t.Helper()
+	adm := kadm.NewClient(client(t, addrs))
+	ends, err := adm.ListEndOffsets(context.Background(), topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end, _ := ends.Lookup(topic, partition)
+	if end.Offset <= 0 {
+		return nil
+	}
+	cl := client(t, addrs, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {partition: kgo.NewOffset().AtStart()}}))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var out []string
+	for {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("reading %s[%d]: timeout after %d records", topic, partition, len(out))
+		}
+		done := false
+		fs.EachRecord(func(r *kgo.Record) {
+			out = append(out, string(r.Value))
+			done = done || r.Offset+1 >= end.Offset
+		})
+		if done {
+			return out
+		}
+	}
+}
+
+func TestDryRunListsEveryTopicWithItsAction(t *testing.T) {
+	e := newEnv(t, "us-east->eu-west.topics = orders, eu-west.orders, payments, app-internal\n")
+	createTopics(t, client(t, e.east.ListenAddrs()), 2, "orders", "eu-west.orders", "app-internal", "unlisted")
+	createTopics(t, client(t, e.east.ListenAddrs()), 4, "payments")
+	createTopics(t, client(t, e.west.ListenAddrs()), 2, "us-east.payments")
+	code, out, stderr := run(t, "replicate", "--dry-run", "-c", e.config)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %s", code, stderr)
+	}
+	clitest.Golden(t, "dry-run.txt", out)
+	// Nothing was created.
+	topics, err := kadm.NewClient(client(t, e.west.ListenAddrs())).ListTopics(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(topics.Names()) != "[us-east.payments]" {
+		t.Fatalf("dry run changed the target: topics %v", topics.Names())
+	}
+}
+
+func TestOnceJSON(t *testing.T) {
+	e := newEnv(t, "")
+	createTopics(t, client(t, e.east.ListenAddrs()), 3, "orders")
+	produceN(t, client(t, e.east.ListenAddrs()), "orders", 3, 100)
+	code, out, stderr := run(t, "replicate", "--once", "-o", "json", "-c", e.config)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %s", code, stderr)
+	}
+	var res replicatecmd.RunResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v in %s", err, out)
+	}
+	if res.SchemaVersion != 1 || len(res.Topics) != 1 || res.Topics[0].Records != 300 || res.Topics[0].RemoteTopic != "us-east.orders" || res.Topics[0].Partitions != 3 {
+		t.Fatalf("result %+v", res)
+	}
+	for p := int32(0); p < 3; p++ {
+		if got := len(values(t, e.west.ListenAddrs(), "us-east.orders", p)); got != 100 {
+			t.Fatalf("us-east.orders[%d] has %d records, want 100", p, got)
+		}
+	}
+	// A second run copies nothing new.
+	code, out, _ = run(t, "replicate", "--once", "-o", "json", "-c", e.config)
+	if err := json.Unmarshal([]byte(out), &res); code != 0 || err != nil || res.Topics[0].Records != 0 {
+		t.Fatalf("second run: exit %d, %+v, %v", code, res, err)
+	}
+}
+
+func TestUnknownFlowIsAUsageError(t *testing.T) {
+	e := newEnv(t, "")
+	code, _, stderr := run(t, "replicate", "--once", "--flow", "eu-west->us-east", "-c", e.config)
+	if code != 2 || !strings.Contains(stderr, "not enabled") {
+		t.Fatalf("exit %d, stderr %q; want 2 and 'not enabled'", code, stderr)
+	}
+}
+
+// SASL credentials reach the broker but never the output or the logs, even
+// at debug level.
+func TestSecretsNeverPrinted(t *testing.T) {
+	const secret = "hunter2-s3cr3t-value"
+	e := newEnv(t, `us-east.security.protocol = SASL_PLAINTEXT
+us-east.sasl.mechanism = SCRAM-SHA-512
+us-east.sasl.jaas.config = org.apache.kafka.common.security.scram.ScramLoginModule required username="mm2" password="`+secret+`";
+`, kfake.EnableSASL(), kfake.Superuser("SCRAM-SHA-512", "mm2", secret))
+	admin := client(t, e.east.ListenAddrs(), kgo.SASL(scram.Auth{User: "mm2", Pass: secret}.AsSha512Mechanism()))
+	createTopics(t, admin, 1, "orders")
+	for _, args := range [][]string{
+		{"replicate", "--dry-run", "-vv", "-c", e.config},
+		{"replicate", "--once", "-vv", "-o", "json", "-c", e.config},
+		{"config", "show", "-c", e.config},
+	} {
+		code, out, stderr := run(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d, stderr %s", args, code, stderr)
+		}
+		if strings.Contains(out+stderr, secret) {
+			t.Fatalf("%v printed the password", args)
+		}
+	}
+	// And with a wrong password the error says so without echoing it.
+	bad := strings.Replace(mustRead(t, e.config), secret, "wrong-"+secret, 1)
+	if err := os.WriteFile(e.config, []byte(bad), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := run(t, "replicate", "--dry-run", "-vv", "-c", e.config)
+	if code == 0 || strings.Contains(out+stderr, secret) {
+		t.Fatalf("wrong password: exit %d; printed secret: %v", code, strings.Contains(out+stderr, secret))
+	}
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// kill -9 mid-stream, then restart: every source record is on the target, in
+// order; the only repeats are the records copied after the last progress
+// write, re-copied once.
+func TestKill9ThenResumeLosesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a subprocess")
+	}
+	e := newEnv(t, "")
+	east := client(t, e.east.ListenAddrs())
+	createTopics(t, east, 2, "orders")
+	const n = 20000
+	produceN(t, east, "orders", 2, n)
+
+	cmd := exec.Command(os.Args[0], "replicate", "-c", e.config)
+	cmd.Env = append(os.Environ(), "MIRRORCTL_TEST_MAIN=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	west := kadm.NewClient(client(t, e.west.ListenAddrs()))
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ends, err := west.ListEndOffsets(context.Background(), "mirrorctl-progress.us-east.internal")
+		if err == nil {
+			if o, ok := ends.Lookup("mirrorctl-progress.us-east.internal", 0); ok && o.Offset > 0 {
+				break // progress was written at least once: the copy is under way
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no progress written within 30s; stderr: %s", stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+
+	code, _, errOut := run(t, "replicate", "--once", "-c", e.config)
+	if code != 0 {
+		t.Fatalf("resume: exit %d: %s", code, errOut)
+	}
+	for p := int32(0); p < 2; p++ {
+		got := values(t, e.west.ListenAddrs(), "us-east.orders", p)
+		want := make([]string, n)
+		for i := range want {
+			want[i] = fmt.Sprintf("p%d-%06d", p, i)
+		}
+		// got must be want[:k] followed by want[j:] with j <= k.
+		k := 0
+		for k < len(got) && k < n && got[k] == want[k] {
+			k++
+		}
+		j := n - (len(got) - k)
+		if j < 0 || j > k {
+			t.Fatalf("partition %d: %d records on the target, prefix %d: records were lost or invented", p, len(got), k)
+		}
+		for i := k; i < len(got); i++ {
+			if got[i] != want[j+i-k] {
+				t.Fatalf("partition %d: record %d is %s, want %s (lost or reordered)", p, i, got[i], want[j+i-k])
+			}
+		}
+		t.Logf("partition %d: %d copied before the kill, %d re-copied after it", p, k, k-j)
+	}
+}
