@@ -86,7 +86,7 @@ const (
 //
 // Where Java and kgo defaults differ and the key is unset, kgo's default is
 // kept: compression (kgo snappy, Java none), auto.offset.reset (kgo earliest,
-// Java latest), linger (kgo 10ms, Java 5ms). Callers wanting Java's behaviour
+// Java latest), linger (kgo 10ms, Java 5ms since 4.0). Callers wanting Java's behaviour
 // set the key or pass the kgo option after these ones.
 //
 // Errors: every invalid property is reported (joined with errors.Join), each

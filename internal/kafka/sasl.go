@@ -51,7 +51,11 @@ func saslMechanism(mech, jaas string) (sasl.Mechanism, error) {
 	}
 	short := entry.module[strings.LastIndexByte(entry.module, '.')+1:]
 	if short != wantModule {
-		return nil, fmt.Errorf("sasl.jaas.config: login module %s does not fit sasl.mechanism %s (want %s)", entry.module, m, wantModule)
+		name := entry.module
+		if !strings.HasSuffix(name, "LoginModule") {
+			name = "class" // the first token may be a misplaced secret: do not show it
+		}
+		return nil, fmt.Errorf("sasl.jaas.config: login module %s does not fit sasl.mechanism %s (want %s)", name, m, wantModule)
 	}
 	user, ok := entry.option("username")
 	if !ok || user == "" {
