@@ -284,8 +284,8 @@ func TestKill9ThenResumeLosesNothing(t *testing.T) {
 	e := newEnv(t, "")
 	east := client(t, e.east.ListenAddrs())
 	createTopics(t, east, 2, "orders")
-	const n = 20000
-	produceN(t, east, "orders", 2, n)
+	const first = 2000
+	produceN(t, east, "orders", 2, first)
 
 	cmd := exec.Command(os.Args[0], "replicate", "-c", e.config)
 	cmd.Env = append(os.Environ(), "MIRRORCTL_TEST_MAIN=1")
@@ -295,13 +295,40 @@ func TestKill9ThenResumeLosesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+
+	// Keep producing while the mirror copies, so the kill lands mid-stream.
+	prod := client(t, e.east.ListenAddrs(), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	stopProducing := make(chan struct{})
+	produced := make(chan int)
+	go func() {
+		i := first
+		for {
+			select {
+			case <-stopProducing:
+				produced <- i
+				return
+			default:
+			}
+			var recs []*kgo.Record
+			for p := int32(0); p < 2; p++ {
+				for j := i; j < i+200; j++ {
+					recs = append(recs, &kgo.Record{Topic: "orders", Partition: p, Value: []byte(fmt.Sprintf("p%d-%06d", p, j))})
+				}
+			}
+			if err := prod.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+				t.Error(err)
+			}
+			i += 200
+			time.Sleep(5 * time.Millisecond) // a steady stream, not a flood
+		}
+	}()
 	west := kadm.NewClient(client(t, e.west.ListenAddrs()))
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		ends, err := west.ListEndOffsets(context.Background(), "mirrorctl-progress.us-east.internal")
 		if err == nil {
-			if o, ok := ends.Lookup("mirrorctl-progress.us-east.internal", 0); ok && o.Offset > 0 {
-				break // progress was written at least once: the copy is under way
+			if o, ok := ends.Lookup("mirrorctl-progress.us-east.internal", 0); ok && o.Offset >= 4 {
+				break // progress was written twice per partition: the copy is well under way
 			}
 		}
 		if time.Now().After(deadline) {
@@ -309,10 +336,13 @@ func TestKill9ThenResumeLosesNothing(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	time.Sleep(300 * time.Millisecond) // land between two progress writes
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
+	close(stopProducing)
+	n := <-produced
 
 	code, _, errOut := run(t, "replicate", "--once", "-c", e.config)
 	if code != 0 {
