@@ -138,7 +138,11 @@ func runDemo(ctx context.Context, opts *DemoOptions) error {
 		}
 	}
 	step("embedded clusters us-east " + strings.Join(east.ListenAddrs(), ",") + " and eu-west " + strings.Join(west.ListenAddrs(), ","))
-	step("config " + path)
+	if opts.Dir == "" {
+		step("config " + path + " (removed at exit; --dir keeps it)")
+	} else {
+		step("config " + path)
+	}
 
 	if err := seed(ctx, kf, opts.Records); err != nil {
 		return err
