@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/mirrorctl/mirrorctl/replicate/filter"
 	"github.com/mirrorctl/mirrorctl/replicate/policy"
@@ -23,6 +24,9 @@ type loader struct {
 	cfg     *Config
 	// flowKeys: [source, target] -> key without "A->B." -> entry
 	flowKeys map[[2]string]map[string]*entry
+	// patterns memoises compiled lists by (key, value): most flows share
+	// the same (default) lists, and Patterns are immutable.
+	patterns map[[2]string]compiled
 }
 
 func (l *loader) errorf(line int, key, format string, args ...any) {
@@ -443,7 +447,11 @@ func (l *loader) checkValue(k string, ki keyInfo, e *entry) {
 			l.errorf(e.line, e.key, "%s is not one of %s", quote(k, e), strings.Join(ki.enum, ", "))
 		}
 	case kList:
-		if _, err := filter.CompileList(e.key, e.value); err != nil {
+		canon := k
+		if nk, ok := deprecatedKeys[k]; ok {
+			canon = nk
+		}
+		if _, err := l.compileList(canon, e.value); err != nil {
 			l.errorf(e.line, e.key, "%s", patternMsg(err, e.ref))
 		}
 	case kClass:
@@ -622,11 +630,45 @@ func (l *loader) propPlace(f *Flow, k string) (int, string) {
 // compile returns the flow's compiled list for k; problems were reported by
 // checkValue at the line that set it, so failures here yield a nil pattern.
 func (l *loader) compile(f *Flow, k string) *filter.Pattern {
-	p, err := filter.CompileList(k, f.props[k].value)
-	if err != nil {
-		return nil
-	}
+	p, _ := l.compileList(k, f.props[k].value)
 	return p
+}
+
+type compiled struct {
+	p   *filter.Pattern
+	err error
+}
+
+// defaultPatterns holds the compiled spec defaults of the list keys, shared
+// by every Load (Patterns are immutable).
+var defaultPatterns = sync.OnceValue(func() map[string]*filter.Pattern {
+	m := map[string]*filter.Pattern{}
+	for k, ki := range knownKeys {
+		if ki.kind == kList {
+			m[k] = filter.MustCompileList(k, ki.def)
+		}
+	}
+	return m
+})
+
+// compileList compiles a regex list for key k (a canonical name such as
+// topics.exclude), memoised by (k, value): flows mostly share lists.
+func (l *loader) compileList(k, value string) (*filter.Pattern, error) {
+	if value == knownKeys[k].def {
+		if p, ok := defaultPatterns()[k]; ok {
+			return p, nil
+		}
+	}
+	mk := [2]string{k, value}
+	if c, ok := l.patterns[mk]; ok {
+		return c.p, c.err
+	}
+	p, err := filter.CompileList(k, value)
+	if l.patterns == nil {
+		l.patterns = map[[2]string]compiled{}
+	}
+	l.patterns[mk] = compiled{p, err}
+	return p, err
 }
 
 // patternMsg describes a filter.CompileList error without repeating the key

@@ -9,8 +9,8 @@ var sensitiveParts = []string{
 	"password",    // ssl.keystore.password, ssl.key.password, ssl.truststore.password, ...
 	"passphrase",  // e.g. PEM key passphrases of OAuth assertion keys
 	"secret",      // client secrets, secret.key, ...
-	"jaas.config", // sasl.jaas.config: holds username AND password inline
-	"credential",  // basic.auth.credentials.source is harmless, but credential blobs are not
+	"jaas",        // sasl.jaas.config: holds username AND password inline
+	"credential",  // over-matches basic.auth.credentials.source; hiding it is harmless
 	"user.info",   // basic.auth.user.info = user:password
 	"private.key", // PEM private keys
 	"api.key",
@@ -19,9 +19,11 @@ var sensitiveParts = []string{
 
 // IsSensitive reports whether the value of key is a secret that must never
 // be printed, logged, hashed into a digest or put in an error: any key whose
-// lower-cased name contains password, passphrase, secret, jaas.config,
-// credential, user.info, private.key, api.key or apikey, and ssl.keystore.key
-// (a PEM private key, KIP-651).
+// lower-cased name contains password, passphrase, secret, jaas, credential,
+// user.info, private.key, api.key or apikey; ssl.keystore.key (a PEM private
+// key, KIP-651); and keys with a misspelt "password" or "secret" segment
+// (ssl.keystore.pasword, within 2 edits), so that a typo, which is reported
+// as an unknown key, does not also print the secret.
 //
 // Certificates are public and are not sensitive: ssl.keystore.certificate.chain
 // and ssl.truststore.certificates are shown, as are store locations and types.
@@ -34,6 +36,11 @@ func IsSensitive(key string) bool {
 	}
 	for _, p := range sensitiveParts {
 		if strings.Contains(k, p) {
+			return true
+		}
+	}
+	for _, seg := range strings.FieldsFunc(k, func(r rune) bool { return r == '.' || r == '_' || r == '-' }) {
+		if editDistance(seg, "password") <= 2 || editDistance(seg, "secret") <= 1 || seg == "pwd" {
 			return true
 		}
 	}
