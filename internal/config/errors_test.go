@@ -149,6 +149,35 @@ func TestErrorFormat(t *testing.T) {
 	}
 }
 
+func TestMoreWarnings(t *testing.T) {
+	const text = `clusters = a, b
+bootstrap.servers = 127.0.0.1:1
+replication.policy.class = IdentityReplicationPolicy
+a->b.enabled = true
+a->b.topics = ab.*c
+b->a.enabled = true
+b->a.topics = abd.*e
+topic.filter.class = com.example.MyFilter
+`
+	c, err := Parse("m.properties", strings.NewReader(text), WithEnv(noEnv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`m.properties:3: replication.policy.class: MM2 needs the fully qualified class name org.apache.kafka.connect.mirror.IdentityReplicationPolicy`,
+		`m.properties:7: b->a.topics: flows a->b and b->a both use IdentityReplicationPolicy and their topic items "ab.*c" and "abd.*e" share a prefix`,
+		`m.properties:8: topic.filter.class: custom classes are not supported; mirrorctl behaves as org.apache.kafka.connect.mirror.DefaultTopicFilter`,
+	}
+	if len(c.Warnings) != len(want) {
+		t.Fatalf("warnings = %v", c.Warnings)
+	}
+	for i, w := range c.Warnings {
+		if !strings.HasPrefix(w.String(), want[i]) {
+			t.Errorf("warning %d:\n got %s\nwant prefix %s", i, w, want[i])
+		}
+	}
+}
+
 func TestLoadMissingFile(t *testing.T) {
 	_, err := Load("/nonexistent/mm2.properties")
 	var ce *Error
