@@ -1,0 +1,248 @@
+package dump
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/mirrorctl/mirrorctl/internal/cli/cmdutil"
+	"github.com/mirrorctl/mirrorctl/internal/output"
+	"github.com/mirrorctl/mirrorctl/replicate"
+	"github.com/mirrorctl/mirrorctl/replicate/mm2"
+	"github.com/mirrorctl/mirrorctl/replicate/policy"
+)
+
+// HeartbeatsOptions are the dependencies and flags of `mirrorctl heartbeats
+// dump`.
+type HeartbeatsOptions struct {
+	Common
+	// Cluster is --cluster: the alias whose heartbeats topic is read. Empty
+	// means the target of the flow (Source, Target or the one enabled flow).
+	Cluster string
+	// SourceAlias and TargetAlias are --source-alias and --target-alias: Go
+	// regexps matched against the whole aliases in the heartbeat key.
+	SourceAlias, TargetAlias string
+}
+
+// HeartbeatRow is one heartbeat in `heartbeats dump -o json`; CSV has the
+// same columns in the same order.
+type HeartbeatRow struct {
+	// Source and Target are the key's sourceClusterAlias and
+	// targetClusterAlias: the flow that emitted the heartbeat.
+	Source string `json:"source"`
+	Target string `json:"target"`
+	// Timestamp is the value's emission time, RFC 3339 UTC with milliseconds.
+	Timestamp    string `json:"timestamp"`
+	RecordOffset int64  `json:"record_offset"`
+}
+
+// HeartbeatsResult documents the JSON shape of `heartbeats dump -o json`.
+type HeartbeatsResult struct {
+	output.Envelope
+	Heartbeats []HeartbeatRow `json:"heartbeats"`
+	Skipped    []Skipped      `json:"skipped"`
+}
+
+// NewCmdHeartbeats returns the `heartbeats` command group with its `dump`
+// subcommand.
+func NewCmdHeartbeats(f *cmdutil.Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "heartbeats <command>",
+		Short: "Inspect MirrorMaker 2 heartbeats",
+		Args:  cobra.ArbitraryArgs,
+		RunE:  cmdutil.GroupRunE,
+	}
+	cmd.AddCommand(NewCmdHeartbeatsDump(f, nil))
+	return cmd
+}
+
+// NewCmdHeartbeatsDump returns `mirrorctl heartbeats dump`. If runF is
+// non-nil it is called with the options instead of the real run (tests).
+func NewCmdHeartbeatsDump(f *cmdutil.Factory, runF func(*HeartbeatsOptions) error) *cobra.Command {
+	opts := &HeartbeatsOptions{Common: newCommon(f)}
+	cmd := &cobra.Command{
+		Use:   "dump [--cluster <alias> | --source <alias> --target <alias>] [--source-alias <regexp>] [--target-alias <regexp>] [--latest]",
+		Short: "Print the heartbeats on a cluster",
+		Long: "Read the `heartbeats` topic (partition 0) on --cluster, or on the target of the\n" +
+			"flow given by --source/--target (default: the config's one enabled flow), decode\n" +
+			"every record as MirrorHeartbeatTask writes it, and print source alias, target\n" +
+			"alias, emission time and record offset, sorted by source, target and record\n" +
+			"offset. Replicated heartbeats (<alias>.heartbeats) are ordinary topics and are\n" +
+			"not read.\n\n" +
+			"--source-alias and --target-alias are Go regular expressions matched against\n" +
+			"the whole alias. --latest keeps only the last heartbeat in log order per source\n" +
+			"and target. Undecodable records are listed, never fatal.\n\n" +
+			"EXIT STATUS\n\n" +
+			"  0  printed (possibly with skipped records)\n" +
+			"  1  the topic does not exist or the cluster could not be read\n" +
+			"  2  bad flags, no single flow to use, or an invalid mm2.properties",
+		Example: "$ mirrorctl heartbeats dump --cluster us-west --latest\n" +
+			"$ mirrorctl heartbeats dump --source-alias us-east -o json",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if opts.Cluster != "" && (opts.Source != "" || opts.Target != "") {
+				return cmdutil.FlagErrorf("--cluster cannot be used with --source or --target")
+			}
+			if _, err := compileName("source-alias", opts.SourceAlias); err != nil {
+				return err
+			}
+			if _, err := compileName("target-alias", opts.TargetAlias); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runHeartbeatsDump(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Cluster, "cluster", "", "Read the heartbeats topic on this cluster `alias`")
+	addFlowFlags(cmd, &opts.Common)
+	cmd.Flags().StringVar(&opts.SourceAlias, "source-alias", "", "Only heartbeats whose whole source alias matches this Go `regexp`")
+	cmd.Flags().StringVar(&opts.TargetAlias, "target-alias", "", "Only heartbeats whose whole target alias matches this Go `regexp`")
+	cmd.Flags().BoolVar(&opts.Latest, "latest", false, "Keep only the newest heartbeat per source and target")
+	return cmd
+}
+
+// hbRow is one decoded heartbeat, 24 bytes.
+type hbRow struct {
+	source, target int32
+	ts             int64 // value timestamp, epoch ms
+	offset         int64
+}
+
+type hbKey struct{ source, target int32 }
+
+type hbCollector struct {
+	sources, targets *strtab
+	latest           bool
+	index            map[hbKey]int32
+	rows             []hbRow
+	skipped          []Skipped
+}
+
+func newHBCollector(source, target string, latest bool) (*hbCollector, error) {
+	sre, err := compileName("source-alias", source)
+	if err != nil {
+		return nil, err
+	}
+	tre, err := compileName("target-alias", target)
+	if err != nil {
+		return nil, err
+	}
+	c := &hbCollector{sources: newStrtab(sre), targets: newStrtab(tre), latest: latest}
+	if latest {
+		c.index = make(map[hbKey]int32)
+	}
+	return c, nil
+}
+
+func (c *hbCollector) add(key, value []byte, offset int64) {
+	h, err := mm2.DecodeHeartbeat(key, value)
+	if err != nil {
+		if !keyDecoded(err) || (c.sources.match(h.SourceAlias) && c.targets.match(h.TargetAlias)) {
+			c.skipped = append(c.skipped, Skipped{RecordOffset: offset, Error: err.Error()})
+		}
+		return
+	}
+	s, sok := c.sources.id(h.SourceAlias)
+	if !sok {
+		return
+	}
+	t, tok := c.targets.id(h.TargetAlias)
+	if !tok {
+		return
+	}
+	row := hbRow{source: s, target: t, ts: h.Timestamp, offset: offset}
+	if c.latest {
+		k := hbKey{s, t}
+		if i, ok := c.index[k]; ok {
+			c.rows[i] = row
+			return
+		}
+		c.index[k] = int32(len(c.rows))
+	}
+	c.rows = append(c.rows, row)
+}
+
+func (c *hbCollector) sort() {
+	c.index = nil
+	sr, tr := c.sources.ranks(), c.targets.ranks()
+	slices.SortFunc(c.rows, func(a, b hbRow) int {
+		return cmp.Or(cmp.Compare(sr[a.source], sr[b.source]), cmp.Compare(tr[a.target], tr[b.target]), cmp.Compare(a.offset, b.offset))
+	})
+}
+
+func (c *hbCollector) sheet() *sheet {
+	s, t := c.sources.names, c.targets.names
+	return &sheet{
+		jsonKey: "heartbeats",
+		columns: []string{"source", "target", "timestamp", "record_offset"},
+		titles:  []string{"source", "target", "time", "age", "record offset"},
+		n:       len(c.rows),
+		write: func(i int, w *rowWriter) {
+			r := &c.rows[i]
+			w.str(s[r.source])
+			w.str(t[r.target])
+			w.millis(r.ts)
+			w.int(r.offset)
+		},
+		tty: func(i int, now time.Time) []string {
+			r := &c.rows[i]
+			at, age := ttyTime(r.ts, now)
+			return []string{s[r.source], t[r.target], at, age, itoa(r.offset)}
+		},
+		json: func(i int) any {
+			r := &c.rows[i]
+			return HeartbeatRow{Source: s[r.source], Target: t[r.target], Timestamp: formatMillis(r.ts), RecordOffset: r.offset}
+		},
+		skipped: c.skipped,
+	}
+}
+
+func runHeartbeatsDump(ctx context.Context, opts *HeartbeatsOptions) error {
+	col, err := newHBCollector(opts.SourceAlias, opts.TargetAlias, opts.Latest)
+	if err != nil {
+		return err
+	}
+	cfg, err := opts.Config()
+	if cfg != nil {
+		cmdutil.PrintWarnings(opts.IO, cfg.Warnings)
+	}
+	if err != nil {
+		return err
+	}
+	alias, topic := opts.Cluster, policy.HeartbeatsTopic
+	hint := "MM2 creates it on the target of every flow with emit.heartbeats.enabled = true"
+	if alias != "" {
+		if _, ok := cfg.Cluster(alias); !ok {
+			return cmdutil.FlagErrorf("--cluster %s: no such cluster in %s (clusters: %s)", alias, cfg.File, strings.Join(cfg.Clusters, ", "))
+		}
+	} else {
+		fl, err := ResolveFlow(cfg, opts.Source, opts.Target)
+		if err != nil {
+			return err
+		}
+		alias, topic = fl.Target, fl.Policy().HeartbeatsTopic()
+		hint = "MM2 creates it on " + fl.Target + " when " + fl.Name() + " has emit.heartbeats.enabled = true"
+	}
+	clients, err := opts.Clients()
+	if err != nil {
+		return err
+	}
+	if err := checkTopic(ctx, clients, alias, topic, "", hint); err != nil {
+		return err
+	}
+	err = replicate.ReadInternalTopic(ctx, clients, alias, topic, func(r *kgo.Record) {
+		col.add(r.Key, r.Value, r.Offset)
+	})
+	if err != nil {
+		return err
+	}
+	col.sort()
+	return render(&opts.Common, col.sheet())
+}

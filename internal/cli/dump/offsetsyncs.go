@@ -1,0 +1,233 @@
+package dump
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/mirrorctl/mirrorctl/internal/cli/cmdutil"
+	"github.com/mirrorctl/mirrorctl/internal/output"
+	"github.com/mirrorctl/mirrorctl/replicate"
+	"github.com/mirrorctl/mirrorctl/replicate/mm2"
+	"github.com/mirrorctl/mirrorctl/replicate/policy"
+)
+
+// OffsetSyncsOptions are the dependencies and flags of `mirrorctl
+// offset-syncs dump`.
+type OffsetSyncsOptions struct {
+	Common
+	// Topic is --topic: a Go regexp matched against the whole source-side
+	// (upstream, un-renamed) topic name in the offset-sync key.
+	Topic string
+}
+
+// OffsetSyncRow is one offset sync in `offset-syncs dump -o json`; CSV has
+// the same columns in the same order.
+type OffsetSyncRow struct {
+	// Topic is the source-side topic name from the key, e.g. "orders".
+	Topic            string `json:"topic"`
+	Partition        int32  `json:"partition"`
+	UpstreamOffset   int64  `json:"upstream_offset"`
+	DownstreamOffset int64  `json:"downstream_offset"`
+	// Timestamp is the record timestamp, RFC 3339 UTC with milliseconds.
+	Timestamp    string `json:"timestamp"`
+	RecordOffset int64  `json:"record_offset"`
+}
+
+// OffsetSyncsResult documents the JSON shape of `offset-syncs dump -o json`.
+type OffsetSyncsResult struct {
+	output.Envelope
+	OffsetSyncs []OffsetSyncRow `json:"offset_syncs"`
+	Skipped     []Skipped       `json:"skipped"`
+}
+
+// NewCmdOffsetSyncs returns the `offset-syncs` command group with its `dump`
+// subcommand.
+func NewCmdOffsetSyncs(f *cmdutil.Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "offset-syncs <command>",
+		Short: "Inspect MirrorMaker 2 offset syncs",
+		Args:  cobra.ArbitraryArgs,
+		RunE:  cmdutil.GroupRunE,
+	}
+	cmd.AddCommand(NewCmdOffsetSyncsDump(f, nil))
+	return cmd
+}
+
+// NewCmdOffsetSyncsDump returns `mirrorctl offset-syncs dump`. If runF is
+// non-nil it is called with the options instead of the real run (tests).
+func NewCmdOffsetSyncsDump(f *cmdutil.Factory, runF func(*OffsetSyncsOptions) error) *cobra.Command {
+	opts := &OffsetSyncsOptions{Common: newCommon(f)}
+	cmd := &cobra.Command{
+		Use:   "dump [--source <alias> --target <alias>] [--topic <regexp>] [--latest]",
+		Short: "Print the offset syncs MirrorMaker 2 wrote for a flow",
+		Long: "Read the flow's offset-syncs topic where offset-syncs.topic.location puts it\n" +
+			"(default: mm2-offset-syncs.<target>.internal on the source cluster; with\n" +
+			"location target: mm2-offset-syncs.<source>.internal on the target), decode\n" +
+			"every record as MirrorSourceTask writes it, and print the source-side topic,\n" +
+			"partition, upstream and downstream offsets, record time and record offset,\n" +
+			"sorted by topic, partition and record offset.\n\n" +
+			"--topic is a Go regular expression matched against the whole source-side\n" +
+			"topic name. --latest keeps only the last sync in log order per topic and\n" +
+			"partition. Undecodable records are listed, never fatal.\n\n" +
+			"EXIT STATUS\n\n" +
+			"  0  printed (possibly with skipped records)\n" +
+			"  1  the topic does not exist or the cluster could not be read\n" +
+			"  2  bad flags, no single flow to use, or an invalid mm2.properties",
+		Example: "$ mirrorctl offset-syncs dump --source us-east --target us-west\n" +
+			"$ mirrorctl offset-syncs dump --topic orders --latest -o json",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if _, err := compileName("topic", opts.Topic); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runOffsetSyncsDump(cmd.Context(), opts)
+		},
+	}
+	addFlowFlags(cmd, &opts.Common)
+	cmd.Flags().StringVar(&opts.Topic, "topic", "", "Only source-side topics whose whole name matches this Go `regexp`")
+	cmd.Flags().BoolVar(&opts.Latest, "latest", false, "Keep only the newest sync per topic and partition")
+	return cmd
+}
+
+// osRow is one decoded offset sync, 40 bytes.
+type osRow struct {
+	topic, partition int32
+	upstream         int64
+	downstream       int64
+	ts               int64
+	offset           int64
+}
+
+type osKey struct{ topic, partition int32 }
+
+type osCollector struct {
+	topics  *strtab
+	latest  bool
+	index   map[osKey]int32
+	rows    []osRow
+	skipped []Skipped
+}
+
+func newOSCollector(topic string, latest bool) (*osCollector, error) {
+	re, err := compileName("topic", topic)
+	if err != nil {
+		return nil, err
+	}
+	c := &osCollector{topics: newStrtab(re), latest: latest}
+	if latest {
+		c.index = make(map[osKey]int32)
+	}
+	return c, nil
+}
+
+func (c *osCollector) add(key, value []byte, ts, offset int64) {
+	s, err := mm2.DecodeOffsetSync(key, value)
+	if err != nil {
+		if !keyDecoded(err) || c.topics.match(s.Topic) {
+			c.skipped = append(c.skipped, Skipped{RecordOffset: offset, Error: err.Error()})
+		}
+		return
+	}
+	t, ok := c.topics.id(s.Topic)
+	if !ok {
+		return
+	}
+	row := osRow{topic: t, partition: s.Partition, upstream: s.UpstreamOffset, downstream: s.DownstreamOffset, ts: ts, offset: offset}
+	if c.latest {
+		k := osKey{t, s.Partition}
+		if i, ok := c.index[k]; ok {
+			c.rows[i] = row
+			return
+		}
+		c.index[k] = int32(len(c.rows))
+	}
+	c.rows = append(c.rows, row)
+}
+
+func (c *osCollector) sort() {
+	c.index = nil
+	tr := c.topics.ranks()
+	slices.SortFunc(c.rows, func(a, b osRow) int {
+		return cmp.Or(cmp.Compare(tr[a.topic], tr[b.topic]), cmp.Compare(a.partition, b.partition), cmp.Compare(a.offset, b.offset))
+	})
+}
+
+func (c *osCollector) sheet() *sheet {
+	t := c.topics.names
+	return &sheet{
+		jsonKey: "offset_syncs",
+		columns: []string{"topic", "partition", "upstream_offset", "downstream_offset", "timestamp", "record_offset"},
+		titles:  []string{"topic", "partition", "upstream offset", "downstream offset", "time", "age", "record offset"},
+		n:       len(c.rows),
+		write: func(i int, w *rowWriter) {
+			r := &c.rows[i]
+			w.str(t[r.topic])
+			w.int(int64(r.partition))
+			w.int(r.upstream)
+			w.int(r.downstream)
+			w.millis(r.ts)
+			w.int(r.offset)
+		},
+		tty: func(i int, now time.Time) []string {
+			r := &c.rows[i]
+			at, age := ttyTime(r.ts, now)
+			return []string{t[r.topic], itoa(int64(r.partition)), itoa(r.upstream), itoa(r.downstream), at, age, itoa(r.offset)}
+		},
+		json: func(i int) any {
+			r := &c.rows[i]
+			return OffsetSyncRow{Topic: t[r.topic], Partition: r.partition, UpstreamOffset: r.upstream,
+				DownstreamOffset: r.downstream, Timestamp: formatMillis(r.ts), RecordOffset: r.offset}
+		},
+		skipped: c.skipped,
+	}
+}
+
+func runOffsetSyncsDump(ctx context.Context, opts *OffsetSyncsOptions) error {
+	col, err := newOSCollector(opts.Topic, opts.Latest)
+	if err != nil {
+		return err
+	}
+	cfg, err := opts.Config()
+	if cfg != nil {
+		cmdutil.PrintWarnings(opts.IO, cfg.Warnings)
+	}
+	if err != nil {
+		return err
+	}
+	fl, err := ResolveFlow(cfg, opts.Source, opts.Target)
+	if err != nil {
+		return err
+	}
+	clients, err := opts.Clients()
+	if err != nil {
+		return err
+	}
+	fc := cmdutil.FlowConfig(cfg, fl)
+	alias, topic := fc.OffsetSyncsTopic()
+	other := fc.Source // the alias named inside the topic
+	if alias == fc.Source {
+		other = fc.Target
+	}
+	variant := internalVariant(fc.Policy, topic, func(q policy.Policy) string { return q.OffsetSyncsTopic(other) })
+	hint := "offset-syncs.topic.location is " + fc.OffsetSyncsTopicLocation + " for " + fl.Name() +
+		"; it must match the MM2 that wrote the syncs, and emit.offset-syncs.enabled must be true there"
+	if err := checkTopic(ctx, clients, alias, topic, variant, hint); err != nil {
+		return err
+	}
+	err = replicate.ReadInternalTopic(ctx, clients, alias, topic, func(r *kgo.Record) {
+		col.add(r.Key, r.Value, r.Timestamp.UnixMilli(), r.Offset)
+	})
+	if err != nil {
+		return err
+	}
+	col.sort()
+	return render(&opts.Common, col.sheet())
+}
