@@ -12,6 +12,7 @@ import (
 	"github.com/mirrorctl/mirrorctl/internal/cli/completion"
 	"github.com/mirrorctl/mirrorctl/internal/cli/configcmd"
 	"github.com/mirrorctl/mirrorctl/internal/cli/demo"
+	"github.com/mirrorctl/mirrorctl/internal/cli/dump"
 	replicatecmd "github.com/mirrorctl/mirrorctl/internal/cli/replicate"
 	"github.com/mirrorctl/mirrorctl/internal/cli/version"
 	"github.com/mirrorctl/mirrorctl/internal/output"
@@ -85,6 +86,9 @@ func NewCmdRoot(f *cmdutil.Factory, g *globalOptions) *cobra.Command {
 	cmd.AddCommand(configcmd.NewCmdConfig(f))
 	cmd.AddCommand(replicatecmd.NewCmdReplicate(f, nil))
 	cmd.AddCommand(demo.NewCmdDemo(f, nil))
+	cmd.AddCommand(dump.NewCmdCheckpoints(f))
+	cmd.AddCommand(dump.NewCmdOffsetSyncs(f))
+	cmd.AddCommand(dump.NewCmdHeartbeats(f))
 	for _, t := range helpTopics {
 		cmd.AddCommand(newHelpTopic(t.name, t.short, t.long))
 	}
