@@ -1,0 +1,366 @@
+//go:build kafka
+
+package itest
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/mirrorctl/mirrorctl/replicate/mm2"
+)
+
+// tp is a topic-partition key.
+type tp struct {
+	Topic     string
+	Partition int32
+}
+
+// translated is one line of the TranslateOffsets helper's JSON output.
+type translated struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	Offset    int64  `json:"offset"`
+	Metadata  string `json:"metadata"`
+}
+
+// TestRealMM2WritesMirrorctlReads runs a real MirrorMaker 2 (us-east ->
+// eu-west) and checks that mirrorctl's codecs decode every record MM2 wrote
+// to its offset-syncs, checkpoints and heartbeats topics, that the
+// checkpoints carry the group's committed offsets, and that Kafka's own
+// RemoteClusterUtils.translateOffsets agrees with the checkpoints as decoded
+// by Go.
+func TestRealMM2WritesMirrorctlReads(t *testing.T) {
+	east := mustEnv(t, "MIRRORCTL_KAFKA_US_EAST")
+	west := mustEnv(t, "MIRRORCTL_KAFKA_EU_WEST")
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	start := time.Now()
+
+	u := uniq(t)
+	topic := "orders-" + u
+	group := "itest-orders-" + u
+	remoteTopic := usEast + "." + topic
+	const (
+		partitions   = 3
+		perPartition = 100
+	)
+	// Committed offsets per partition: the end (all consumed), exactly on the
+	// last offset sync (99), and between two syncs (95; syncs fall every 11
+	// records with offset.lag.max=10).
+	committed := map[int32]int64{0: 100, 1: 99, 2: 95}
+
+	srcCl := newClient(t, east, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	src := kadm.NewClient(srcCl)
+	if _, err := src.CreateTopic(ctx, partitions, 1, nil, topic); err != nil {
+		t.Fatalf("create %s on us-east: %v", topic, err)
+	}
+	var recs []*kgo.Record
+	for i := 0; i < partitions*perPartition; i++ {
+		recs = append(recs, &kgo.Record{
+			Topic:     topic,
+			Partition: int32(i % partitions),
+			Key:       []byte(fmt.Sprintf("order-%d", i)),
+			Value:     []byte(fmt.Sprintf(`{"id":%d}`, i)),
+		})
+	}
+	if err := srcCl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatalf("produce %d records to %s: %v", len(recs), topic, err)
+	}
+	offs := kadm.Offsets{}
+	for p, o := range committed {
+		offs.Add(kadm.Offset{Topic: topic, Partition: p, At: o, LeaderEpoch: -1, Metadata: fmt.Sprintf("md-p%d", p)})
+	}
+	resp, err := src.CommitOffsets(ctx, group, offs)
+	if err == nil {
+		err = resp.Error()
+	}
+	if err != nil {
+		t.Fatalf("commit offsets for group %s on us-east: %v", group, err)
+	}
+
+	props := filepath.Join(t.TempDir(), "mm2.properties")
+	writeFile(t, props, fmt.Sprintf(`# us-east -> eu-west for %[1]s only, tuned to checkpoint within seconds.
+clusters = us-east, eu-west
+us-east.bootstrap.servers = %[3]s
+eu-west.bootstrap.servers = %[4]s
+us-east->eu-west.enabled = true
+us-east->eu-west.topics = %[1]s
+us-east->eu-west.groups = %[2]s
+eu-west->us-east.enabled = false
+tasks.max = 1
+emit.checkpoints.interval.seconds = 1
+emit.heartbeats.interval.seconds = 1
+sync.group.offsets.enabled = false
+sync.topic.acls.enabled = false
+refresh.topics.interval.seconds = 2
+refresh.groups.interval.seconds = 2
+offset.lag.max = 10
+replication.factor = 1
+checkpoints.topic.replication.factor = 1
+heartbeats.topic.replication.factor = 1
+offset-syncs.topic.replication.factor = 1
+offset.storage.replication.factor = 1
+config.storage.replication.factor = 1
+status.storage.replication.factor = 1
+us-east.offset.flush.interval.ms = 1000
+eu-west.offset.flush.interval.ms = 1000
+`, topic, group, east, west))
+	runScript(ctx, t, "mm2-start", props)
+	t.Cleanup(func() {
+		stopCtx, stop := context.WithTimeout(context.Background(), 90*time.Second)
+		defer stop()
+		if t.Failed() {
+			if out, err := tryScript(stopCtx, "logs", "mm2"); err == nil {
+				t.Logf("MirrorMaker 2 log tail:\n%s", out)
+			}
+		}
+		if _, err := tryScript(stopCtx, "mm2-stop"); err != nil {
+			t.Errorf("stop MirrorMaker 2: %v", err)
+		}
+	})
+
+	// Wait until every record is replicated and the newest checkpoint of
+	// every partition carries the committed offset and the translation the
+	// decoded offset syncs call for.
+	dst := kadm.NewClient(newClient(t, west))
+	var (
+		syncs  map[int32][]mm2.OffsetSync
+		latest map[tp]mm2.Checkpoint
+	)
+	pollUntil(ctx, t, 4*time.Minute, "MM2 checkpoints for "+group, func(ctx context.Context) (bool, string) {
+		ends, err := dst.ListEndOffsets(ctx, remoteTopic)
+		if err != nil || ends.Error() != nil {
+			return false, fmt.Sprintf("%s on eu-west: %v %v", remoteTopic, err, ends.Error())
+		}
+		for p := int32(0); p < partitions; p++ {
+			if o, ok := ends.Lookup(remoteTopic, p); !ok || o.Offset < perPartition {
+				return false, fmt.Sprintf("%s-%d on eu-west has %d of %d records", remoteTopic, p, o.Offset, perPartition)
+			}
+		}
+		syncs, err = readOffsetSyncs(ctx, east, topic)
+		if err != nil {
+			return false, err.Error()
+		}
+		latest, err = readCheckpoints(ctx, west, group)
+		if err != nil {
+			return false, err.Error()
+		}
+		for p, g := range committed {
+			c, ok := latest[tp{remoteTopic, p}]
+			if !ok {
+				return false, fmt.Sprintf("no checkpoint yet for %s-%d", remoteTopic, p)
+			}
+			want, ok := translate(syncs[p], g)
+			if !ok {
+				return false, fmt.Sprintf("no offset sync at or below %d for %s-%d yet", g, topic, p)
+			}
+			if c.UpstreamOffset != g || c.DownstreamOffset != want {
+				return false, fmt.Sprintf("latest checkpoint %v, want upstream %d downstream %d", c, g, want)
+			}
+		}
+		return true, ""
+	})
+
+	// Offset syncs: the last record of each partition (offset 99) is synced,
+	// either at once or at the next offset flush (KAFKA-15906).
+	for p := int32(0); p < partitions; p++ {
+		ss := syncs[p]
+		if len(ss) == 0 {
+			t.Fatalf("no offset syncs for %s-%d", topic, p)
+		}
+		if got := ss[len(ss)-1].UpstreamOffset; got != perPartition-1 {
+			t.Errorf("%s-%d: newest offset sync has upstream %d, want %d", topic, p, got, perPartition-1)
+		}
+	}
+
+	// Checkpoints: names, offsets and metadata.
+	if len(latest) != len(committed) {
+		t.Errorf("group %s has checkpoints for %d partitions, want %d: %v", group, len(latest), len(committed), latest)
+	}
+	for k, c := range latest {
+		if c.Topic != remoteTopic {
+			t.Errorf("checkpoint topic %q, want %q", c.Topic, remoteTopic)
+		}
+		if g := committed[k.Partition]; c.UpstreamOffset != g {
+			t.Errorf("%s-%d: checkpoint upstream %d, want committed %d", c.Topic, c.Partition, c.UpstreamOffset, g)
+		}
+		if want := fmt.Sprintf("md-p%d", k.Partition); c.Metadata != want {
+			t.Errorf("%s-%d: checkpoint metadata %q, want %q", c.Topic, c.Partition, c.Metadata, want)
+		}
+	}
+
+	// Heartbeats on both clusters: the flow's herder writes (us-east,
+	// eu-west) on eu-west, the reverse herder (eu-west, us-east) on us-east.
+	checkHeartbeats(ctx, t, west, usEast, euWest, start)
+	checkHeartbeats(ctx, t, east, euWest, usEast, start)
+
+	// Kafka's RemoteClusterUtils.translateOffsets must return the newest
+	// checkpoint per partition, as decoded by Go. A checkpoint may land
+	// between the two reads, so compare again until they agree.
+	pollUntil(ctx, t, time.Minute, "translateOffsets agrees with decoded checkpoints", func(ctx context.Context) (bool, string) {
+		out, err := tryScript(ctx, "translate-offsets", "--bootstrap", west, "--source-alias", usEast,
+			"--group", group, "--timeout-ms", "20000")
+		if err != nil {
+			return false, err.Error()
+		}
+		javaRes, err := parseTranslated(out)
+		if err != nil {
+			return false, err.Error()
+		}
+		if latest, err = readCheckpoints(ctx, west, group); err != nil {
+			return false, err.Error()
+		}
+		var goRes []translated
+		for _, c := range latest {
+			goRes = append(goRes, translated{c.Topic, c.Partition, c.DownstreamOffset, c.Metadata})
+		}
+		sortTranslated(goRes)
+		if fmt.Sprint(javaRes) != fmt.Sprint(goRes) {
+			return false, fmt.Sprintf("Java translateOffsets %v, Go checkpoints %v", javaRes, goRes)
+		}
+		if len(javaRes) != partitions {
+			return false, fmt.Sprintf("translateOffsets returned %d partitions, want %d", len(javaRes), partitions)
+		}
+		return true, ""
+	})
+}
+
+// translate applies MM2's rule to the newest sync at or below the committed
+// offset g: the sync's downstream offset when g equals its upstream offset,
+// else one past it. ok is false when no sync is at or below g.
+func translate(syncs []mm2.OffsetSync, g int64) (int64, bool) {
+	var best *mm2.OffsetSync
+	for i := range syncs {
+		if s := &syncs[i]; s.UpstreamOffset <= g && (best == nil || s.UpstreamOffset >= best.UpstreamOffset) {
+			best = s
+		}
+	}
+	switch {
+	case best == nil:
+		return 0, false
+	case best.UpstreamOffset == g:
+		return best.DownstreamOffset, true
+	default:
+		return best.DownstreamOffset + 1, true
+	}
+}
+
+// readOffsetSyncs decodes every record of us-east's offset-syncs topic
+// (mm2-offset-syncs.eu-west.internal); any decode error fails the read. It
+// returns the syncs for topic by partition, in log order.
+func readOffsetSyncs(ctx context.Context, bootstrap, topic string) (map[int32][]mm2.OffsetSync, error) {
+	const name = "mm2-offset-syncs." + euWest + ".internal"
+	recs, err := readAll(ctx, bootstrap, name)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int32][]mm2.OffsetSync{}
+	for _, r := range recs {
+		s, err := mm2.DecodeOffsetSync(r.Key, r.Value)
+		if err != nil {
+			return nil, fmt.Errorf("%s-%d@%d: %w", name, r.Partition, r.Offset, err)
+		}
+		if r.Partition != 0 {
+			return nil, fmt.Errorf("%s-%d@%d: offset sync %v outside partition 0", name, r.Partition, r.Offset, s)
+		}
+		if s.Topic == topic {
+			out[s.Partition] = append(out[s.Partition], s)
+		}
+	}
+	return out, nil
+}
+
+// readCheckpoints decodes every record of eu-west's us-east.checkpoints.internal;
+// any decode error fails the read. It returns group's newest checkpoint per
+// target topic-partition (the last in log order, as MirrorClient keeps).
+func readCheckpoints(ctx context.Context, bootstrap, group string) (map[tp]mm2.Checkpoint, error) {
+	const name = usEast + ".checkpoints.internal"
+	recs, err := readAll(ctx, bootstrap, name)
+	if err != nil {
+		return nil, err
+	}
+	out := map[tp]mm2.Checkpoint{}
+	for _, r := range recs {
+		c, err := mm2.DecodeCheckpoint(r.Key, r.Value)
+		if err != nil {
+			return nil, fmt.Errorf("%s-%d@%d: %w", name, r.Partition, r.Offset, err)
+		}
+		if c.Group == group {
+			out[tp{c.Topic, c.Partition}] = c
+		}
+	}
+	return out, nil
+}
+
+// checkHeartbeats decodes every record of the heartbeats topic on bootstrap
+// and requires at least one from source to target emitted at or after since.
+func checkHeartbeats(ctx context.Context, t *testing.T, bootstrap, source, target string, since time.Time) {
+	t.Helper()
+	pollUntil(ctx, t, time.Minute, fmt.Sprintf("heartbeat %s->%s on %s", source, target, bootstrap), func(ctx context.Context) (bool, string) {
+		recs, err := readAll(ctx, bootstrap, "heartbeats")
+		if err != nil {
+			return false, err.Error()
+		}
+		fresh := 0
+		for _, r := range recs {
+			h, err := mm2.DecodeHeartbeat(r.Key, r.Value)
+			if err != nil {
+				t.Fatalf("heartbeats-%d@%d on %s: %v", r.Partition, r.Offset, bootstrap, err)
+			}
+			if h.SourceAlias == target || h.TargetAlias != target {
+				t.Fatalf("heartbeats on %s (%s): record %v has the wrong aliases", bootstrap, target, h)
+			}
+			if h.Timestamp != r.Timestamp.UnixMilli() {
+				t.Fatalf("heartbeats-%d@%d: value timestamp %d, record timestamp %d", r.Partition, r.Offset, h.Timestamp, r.Timestamp.UnixMilli())
+			}
+			if h.SourceAlias == source && h.Timestamp >= since.Add(-time.Second).UnixMilli() {
+				fresh++
+			}
+		}
+		return fresh > 0, fmt.Sprintf("%d heartbeats, none %s->%s since %s", len(recs), source, target, since.Format(time.RFC3339))
+	})
+}
+
+func parseTranslated(out string) ([]translated, error) {
+	var res []translated
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for line := 1; sc.Scan(); line++ {
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		var r translated
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return nil, fmt.Errorf("translateOffsets output line %d %q: %w", line, sc.Text(), err)
+		}
+		res = append(res, r)
+	}
+	sortTranslated(res)
+	return res, sc.Err()
+}
+
+func sortTranslated(rs []translated) {
+	sort.Slice(rs, func(i, j int) bool {
+		if rs[i].Topic != rs[j].Topic {
+			return rs[i].Topic < rs[j].Topic
+		}
+		return rs[i].Partition < rs[j].Partition
+	})
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatalf("write %s: %v", path, err)
+	}
+}
