@@ -3,6 +3,8 @@ package dump
 import (
 	"cmp"
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -221,6 +223,10 @@ func runOffsetSyncsDump(ctx context.Context, opts *OffsetSyncsOptions) error {
 		"; it must match the MM2 that wrote the syncs, and emit.offset-syncs.enabled must be true there"
 	defer lowerGC()()
 	if err := checkTopic(ctx, clients, alias, topic, variant, hint); err != nil {
+		var nf *TopicNotFoundError
+		if errors.As(err, &nf) && !nf.VariantExists {
+			otherLocationHint(ctx, clients, fc, nf)
+		}
 		return err
 	}
 	err = replicate.ReadInternalTopic(ctx, clients, alias, topic, func(r *kgo.Record) {
@@ -231,4 +237,26 @@ func runOffsetSyncsDump(ctx context.Context, opts *OffsetSyncsOptions) error {
 	}
 	col.sort()
 	return render(&opts.Common, col.sheet())
+}
+
+// otherLocationProbe bounds the look for the offset-syncs topic at the other
+// location: it only improves an error, so an unreachable cluster must not
+// delay that error for long.
+const otherLocationProbe = 5 * time.Second
+
+// otherLocationHint looks for the flow's offset-syncs topic at the other
+// offset-syncs.topic.location (KIP-716) and, when it exists there, makes
+// nf's hint say which setting reads it. Failures are ignored.
+func otherLocationHint(ctx context.Context, clients replicate.Clients, fc replicate.FlowConfig, nf *TopicNotFoundError) {
+	other := replicate.LocationTarget
+	if fc.OffsetSyncsTopicLocation == replicate.LocationTarget {
+		other = replicate.LocationSource
+	}
+	fc.OffsetSyncsTopicLocation = other
+	alias, topic := fc.OffsetSyncsTopic()
+	ctx, cancel := context.WithTimeout(ctx, otherLocationProbe)
+	defer cancel()
+	if checkTopic(ctx, clients, alias, topic, "", "") == nil {
+		nf.Hint = fmt.Sprintf("%s exists on cluster %s: set offset-syncs.topic.location = %s for %s to read it", topic, alias, other, fc.Name())
+	}
 }

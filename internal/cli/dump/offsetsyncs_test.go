@@ -129,6 +129,12 @@ func TestOffsetSyncsLocation(t *testing.T) {
 				"it must match the MM2 that wrote the syncs, and emit.offset-syncs.enabled must be true there",
 		},
 		{
+			name: "missing, exists at the other location", alias: "us-east", topic: "mm2-offset-syncs.us-west.internal",
+			extra: []string{"offset-syncs.topic.location = target"},
+			wantMissing: "topic mm2-offset-syncs.us-east.internal does not exist on cluster us-west; " +
+				"mm2-offset-syncs.us-west.internal exists on cluster us-east: set offset-syncs.topic.location = source for us-east->us-west to read it",
+		},
+		{
 			name: "missing, dotted variant exists", extra: []string{"replication.policy.separator = _"},
 			alias: "us-east", topic: "mm2-offset-syncs.us-west.internal",
 			wantMissing: "topic mm2-offset-syncs_us-west_internal does not exist on cluster us-east, but mm2-offset-syncs.us-west.internal (the other internal-topic naming) does: " +
