@@ -144,9 +144,11 @@ func tryScript(ctx context.Context, args ...string) (string, error) {
 }
 
 // readAll returns every record of topic that is below the partitions' end
-// offsets at the time of the call. A topic that does not exist is an error.
-func readAll(ctx context.Context, bootstrap, topic string) ([]*kgo.Record, error) {
-	adm, err := kgo.NewClient(kgo.SeedBrokers(bootstrap))
+// offsets at the time of the call; opts add client options (e.g. SASL). A
+// topic that does not exist is an error.
+func readAll(ctx context.Context, bootstrap, topic string, opts ...kgo.Opt) ([]*kgo.Record, error) {
+	opts = append([]kgo.Opt{kgo.SeedBrokers(bootstrap)}, opts...)
+	adm, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -169,8 +171,7 @@ func readAll(ctx context.Context, bootstrap, topic string) ([]*kgo.Record, error
 	if len(want) == 0 {
 		return nil, nil
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: assign}))
+	cl, err := kgo.NewClient(append(opts, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: assign}))...)
 	if err != nil {
 		return nil, err
 	}
