@@ -55,38 +55,37 @@ func TestRealMM2WritesMirrorctlReads(t *testing.T) {
 		partitions   = 3
 		perPartition = 100
 	)
-	// Committed offsets per partition: the end (all consumed), exactly on the
-	// last offset sync (99), and between two syncs (95; syncs fall every 11
-	// records with offset.lag.max=10).
-	committed := map[int32]int64{0: 100, 1: 99, 2: 95}
+	// Committed offsets per partition: the end (all consumed), the last
+	// record (always synced, at once or at the next offset flush,
+	// KAFKA-15906), and mid-log. MM2 sends at most 10 offset syncs at a time
+	// and keeps only the newest pending one per partition, so a burst can
+	// leave a partition with no sync below a mid-log offset (seen here: a
+	// partition whose only sync was 99). The records are therefore produced
+	// in two halves, the second once the first half's last offset is synced.
+	const half = perPartition / 2
+	committed := map[int32]int64{0: perPartition, 1: perPartition - 1, 2: 60}
 
 	srcCl := newClient(t, east, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	src := kadm.NewClient(srcCl)
 	if _, err := src.CreateTopic(ctx, partitions, 1, nil, topic); err != nil {
 		t.Fatalf("create %s on us-east: %v", topic, err)
 	}
-	var recs []*kgo.Record
-	for i := 0; i < partitions*perPartition; i++ {
-		recs = append(recs, &kgo.Record{
-			Topic:     topic,
-			Partition: int32(i % partitions),
-			Key:       []byte(fmt.Sprintf("order-%d", i)),
-			Value:     []byte(fmt.Sprintf(`{"id":%d}`, i)),
-		})
-	}
-	if err := srcCl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-		t.Fatalf("produce %d records to %s: %v", len(recs), topic, err)
-	}
-	offs := kadm.Offsets{}
-	for p, o := range committed {
-		offs.Add(kadm.Offset{Topic: topic, Partition: p, At: o, LeaderEpoch: -1, Metadata: fmt.Sprintf("md-p%d", p)})
-	}
-	resp, err := src.CommitOffsets(ctx, group, offs)
-	if err == nil {
-		err = resp.Error()
-	}
-	if err != nil {
-		t.Fatalf("commit offsets for group %s on us-east: %v", group, err)
+	produce := func(from, to int) { // offsets [from, to) of every partition
+		t.Helper()
+		var recs []*kgo.Record
+		for o := from; o < to; o++ {
+			for p := int32(0); p < partitions; p++ {
+				recs = append(recs, &kgo.Record{
+					Topic:     topic,
+					Partition: p,
+					Key:       []byte(fmt.Sprintf("order-%d-%d", p, o)),
+					Value:     []byte(fmt.Sprintf(`{"partition":%d,"n":%d}`, p, o)),
+				})
+			}
+		}
+		if err := srcCl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+			t.Fatalf("produce %d records to %s: %v", len(recs), topic, err)
+		}
 	}
 
 	props := filepath.Join(t.TempDir(), "mm2.properties")
@@ -130,15 +129,44 @@ eu-west.offset.flush.interval.ms = 1000
 		}
 	})
 
+	produce(0, half)
+	pollUntil(ctx, t, 2*time.Minute, fmt.Sprintf("offset syncs for offset %d", half-1), func(ctx context.Context) (bool, string) {
+		syncs, err := readOffsetSyncs(ctx, east, topic)
+		if err != nil {
+			return false, err.Error()
+		}
+		for p := int32(0); p < partitions; p++ {
+			if ss := syncs[p]; len(ss) == 0 || ss[len(ss)-1].UpstreamOffset != half-1 {
+				return false, fmt.Sprintf("%s-%d syncs: %v", topic, p, ss)
+			}
+		}
+		return true, ""
+	})
+	produce(half, perPartition)
+	offs := kadm.Offsets{}
+	for p, o := range committed {
+		offs.Add(kadm.Offset{Topic: topic, Partition: p, At: o, LeaderEpoch: -1, Metadata: fmt.Sprintf("md-p%d", p)})
+	}
+	resp, err := src.CommitOffsets(ctx, group, offs)
+	if err == nil {
+		err = resp.Error()
+	}
+	if err != nil {
+		t.Fatalf("commit offsets for group %s on us-east: %v", group, err)
+	}
+
 	// Wait until every record is replicated and the newest checkpoint of
-	// every partition carries the committed offset and the translation the
-	// decoded offset syncs call for.
+	// every partition carries the committed offset and a translation the
+	// decoded offset syncs call for: exactly the newest sync's for the two
+	// partitions committed at or past the last sync, which MM2's sync store
+	// always keeps; for the mid-log one, some sync at or below the committed
+	// offset, since the store thins out older syncs (OffsetSyncStore).
 	dst := kadm.NewClient(newClient(t, west))
 	var (
 		syncs  map[int32][]mm2.OffsetSync
 		latest map[tp]mm2.Checkpoint
 	)
-	pollUntil(ctx, t, 4*time.Minute, "MM2 checkpoints for "+group, func(ctx context.Context) (bool, string) {
+	pollUntil(ctx, t, 3*time.Minute, "MM2 checkpoints for "+group, func(ctx context.Context) (bool, string) {
 		ends, err := dst.ListEndOffsets(ctx, remoteTopic)
 		if err != nil || ends.Error() != nil {
 			return false, fmt.Sprintf("%s on eu-west: %v %v", remoteTopic, err, ends.Error())
@@ -156,7 +184,8 @@ eu-west.offset.flush.interval.ms = 1000
 		if err != nil {
 			return false, err.Error()
 		}
-		for p, g := range committed {
+		for p := int32(0); p < partitions; p++ {
+			g := committed[p]
 			c, ok := latest[tp{remoteTopic, p}]
 			if !ok {
 				return false, fmt.Sprintf("no checkpoint yet for %s-%d", remoteTopic, p)
@@ -165,8 +194,14 @@ eu-west.offset.flush.interval.ms = 1000
 			if !ok {
 				return false, fmt.Sprintf("no offset sync at or below %d for %s-%d yet", g, topic, p)
 			}
-			if c.UpstreamOffset != g || c.DownstreamOffset != want {
-				return false, fmt.Sprintf("latest checkpoint %v, want upstream %d downstream %d", c, g, want)
+			if c.UpstreamOffset != g {
+				return false, fmt.Sprintf("latest checkpoint %v, want upstream %d", c, g)
+			}
+			if g >= perPartition-1 && c.DownstreamOffset != want {
+				return false, fmt.Sprintf("latest checkpoint %v, want downstream %d", c, want)
+			}
+			if !fromSomeSync(syncs[p], g, c.DownstreamOffset) || c.DownstreamOffset > want {
+				return false, fmt.Sprintf("latest checkpoint %v: downstream follows from no sync at or below %d in %v", c, g, syncs[p])
 			}
 		}
 		return true, ""
@@ -254,6 +289,17 @@ func translate(syncs []mm2.OffsetSync, g int64) (int64, bool) {
 	default:
 		return best.DownstreamOffset + 1, true
 	}
+}
+
+// fromSomeSync reports whether d is what MM2's rule gives for committed
+// offset g from some sync at or below g (not necessarily the newest).
+func fromSomeSync(syncs []mm2.OffsetSync, g, d int64) bool {
+	for _, s := range syncs {
+		if s.UpstreamOffset == g && d == s.DownstreamOffset || s.UpstreamOffset < g && d == s.DownstreamOffset+1 {
+			return true
+		}
+	}
+	return false
 }
 
 // readOffsetSyncs decodes every record of us-east's offset-syncs topic
