@@ -413,7 +413,7 @@ cmd_translate_offsets() {
 }
 
 usage() {
-  sed -n '2,16p' "$SELF" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,/^set -euo/p' "$SELF" | sed -e '$d' -e 's/^# \{0,1\}//' >&2
   exit 2
 }
 
