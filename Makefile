@@ -27,8 +27,8 @@ test-race: ## the same with the race detector
 
 lint: ## gofmt, go vet, staticcheck
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
-	$(GO) vet ./...
-	$(GO) run $(STATICCHECK) ./...
+	$(GO) vet -tags kafka ./...
+	$(GO) run $(STATICCHECK) -tags kafka ./...
 
 fuzz: ## run every fuzz target briefly (FUZZTIME per target)
 	@set -e; for pkg in $$($(GO) list ./...); do \
@@ -36,8 +36,8 @@ fuzz: ## run every fuzz target briefly (FUZZTIME per target)
 	    echo "fuzz $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
 	  done; done
 
-bench: ## replicate 1M x 100 B and 200k x 1 KB on embedded clusters beside a bare franz-go pipe
-	$(GO) run ./bench/embedded
+bench: build ## replicate 1M x 100 B and 200k x 1 KB on embedded clusters beside a bare franz-go pipe
+	$(GO) run ./bench/embedded -mirrorctl $(BIN)
 
 completions: build ## generate shell completion scripts into completions/
 	mkdir -p completions
