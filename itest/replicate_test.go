@@ -180,7 +180,7 @@ func TestReplicateOnRealKafka(t *testing.T) {
 
 	// Offset syncs on the source, MM2 format, upstream names, spaced by
 	// offset.lag.max=10 (0, 11, 22, ...) plus the delayed last one.
-	syncs, err := readOffsetSyncs(ctx, east, "mm2-offset-syncs.eu-west.internal")
+	syncs, err := readOffsetSyncs(ctx, east, topic)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,8 @@ func TestReplicateOnRealKafka(t *testing.T) {
 	if _, err := eastAdm.UpdatePartitions(ctx, 5, topic); err != nil {
 		t.Fatal(err)
 	}
-	produceAll(ctx, t, eastCl, shapes(topic, 5, 300, 400))
+	// A new client sees the new partitions in its first metadata.
+	produceAll(ctx, t, newClient(t, east, kgo.RecordPartitioner(kgo.ManualPartitioner())), shapes(topic, 5, 300, 400))
 	if code, _, stderr := mirrorctl(t, "replicate", "--once", "-c", cfg); code != 0 {
 		t.Fatalf("second replicate --once: exit %d: %s", code, stderr)
 	}
