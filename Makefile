@@ -37,7 +37,7 @@ fuzz: ## run every fuzz target briefly (FUZZTIME per target)
 	  done; done
 
 bench: build ## replicate 1M x 100 B and 200k x 1 KB on embedded clusters beside a bare franz-go pipe
-	$(GO) run ./bench/embedded -mirrorctl $(BIN)
+	$(GO) run ./bench/embedded -mirrorctl $(BIN) -runs 3
 
 completions: build ## generate shell completion scripts into completions/
 	mkdir -p completions

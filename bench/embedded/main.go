@@ -56,7 +56,7 @@ func main() {
 	partitions := flag.Int("partitions", 8, "partitions per topic")
 	small := flag.Int("small", 1_000_000, "records in the 100 B data set")
 	large := flag.Int("large", 200_000, "records in the 1 KB data set")
-	runs := flag.Int("runs", 1, "runs per contender and data set, alternating; the median is reported")
+	runs := flag.Int("runs", 3, "runs per contender and data set, alternating; the median is reported")
 	flag.Parse()
 	if err := run(*mirrorctl, int32(*partitions), []dataset{{"100 B", *small, 100}, {"1 KB", *large, 1024}}, *runs); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -116,9 +116,18 @@ func run(mirrorctl string, partitions int32, sets []dataset, runs int) error {
 					}
 					cmd = exec.Command(mirrorctl, "replicate", "--once", "-c", cfg, "-o", "json")
 				}
+				runtime.GC() // the embedded clusters live here: no GC debt during the run
 				res, err := measure(cmd)
 				if err != nil {
 					return fmt.Errorf("%s on %s: %w", contender, ds.name, err)
+				}
+				// Drop this run's data so the clusters (and this process's
+				// heap) do not grow from run to run.
+				if err := deleteTopics(ctx, srcAddrs, topic); err != nil {
+					return err
+				}
+				if err := deleteTopics(ctx, dstAddrs, "pipe."+topic, "src."+topic); err != nil {
+					return err
 				}
 				res.contender, res.dataset = contender, ds
 				results = append(results, res)
@@ -130,20 +139,65 @@ func run(mirrorctl string, partitions int32, sets []dataset, runs int) error {
 	return nil
 }
 
+// measure runs cmd and returns its wall time, CPU (user+sys, from wait4) and
+// peak RSS. The peak is the child's own VmHWM, read from /proc every 2ms
+// while it runs (it only grows, so the last read is the peak up to then).
+// wait4's ru_maxrss cannot be used: Linux keeps the high-water mark across
+// exec, and Go starts children on the parent's address space, so every child
+// would report this process's RSS (the embedded clusters and their data).
 func measure(cmd *exec.Cmd) (result, error) {
 	var stderr strings.Builder
 	cmd.Stdout = nil
 	cmd.Stderr = &stderr
 	start := time.Now()
-	if err := cmd.Run(); err != nil {
+	if err := cmd.Start(); err != nil {
+		return result{}, err
+	}
+	var peakKB int64
+	done := make(chan struct{})
+	polled := make(chan struct{})
+	go func() {
+		defer close(polled)
+		path := fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)
+		for {
+			if kb := vmHWM(path); kb > peakKB {
+				peakKB = kb
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+		}
+	}()
+	err := cmd.Wait()
+	close(done)
+	<-polled
+	if err != nil {
 		return result{}, fmt.Errorf("%v: %s", err, stderr.String())
 	}
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	return result{
 		seconds: time.Since(start).Seconds(),
 		cpu:     time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds(),
-		rssMB:   float64(ru.Maxrss) / 1024, // Linux reports KiB
+		rssMB:   float64(peakKB) / 1024,
 	}, nil
+}
+
+// vmHWM returns the VmHWM line of a /proc/<pid>/status file in KiB, or 0.
+func vmHWM(path string) int64 {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb int64
+			fmt.Sscanf(strings.TrimSpace(rest), "%d", &kb)
+			return kb
+		}
+	}
+	return 0
 }
 
 func report(results []result, partitions int32) {
@@ -187,6 +241,16 @@ func report(results []result, partitions int32) {
 			median(rs, func(r result) float64 { return r.rssMB }), vs)
 	}
 	w.Flush()
+}
+
+func deleteTopics(ctx context.Context, addrs string, topics ...string) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(addrs, ",")...))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	_, err = kadm.NewClient(cl).DeleteTopics(ctx, topics...)
+	return err
 }
 
 func createTopic(ctx context.Context, addrs, topic string, partitions int32) error {
