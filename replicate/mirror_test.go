@@ -512,3 +512,50 @@ func TestRefusedRecordStopsOnlyItsPartition(t *testing.T) {
 		}
 	}
 }
+
+func TestHeartbeatsOffMeansNone(t *testing.T) {
+	p := newClusterPair(t)
+	topic := name("quiet")
+	p.createTopic(t, "us-east", topic, 1, nil)
+	p.produce(t, "us-east", sampleRecords(topic, 1, 5)...)
+	f := testFlow("us-east", "eu-west")
+	f.EmitHeartbeats = false
+	back := testFlow("eu-west", "us-east")
+	back.Enabled, back.EmitHeartbeats = false, false
+	runOnce(t, p, f, back)
+	for _, alias := range []string{"us-east", "eu-west"} {
+		topics, err := p.admin(t, alias).ListTopics(testCtx(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range topics.Names() {
+			if strings.Contains(n, "heartbeats") {
+				t.Fatalf("%s exists on %s with heartbeats off", n, alias)
+			}
+		}
+	}
+	// With heartbeats on for the disabled reverse pair only, MM2's reverse
+	// herder writes (eu-west, us-east) heartbeats on us-east, and the flow
+	// mirrors them to eu-west as us-east.heartbeats, past the topic filter.
+	back.EmitHeartbeats = true
+	f.Topics.Include = mustList(t, "topics", topic)
+	runOnce(t, p, back)
+	runOnce(t, p, f)
+	hbs := p.readAll(t, "eu-west", "us-east.heartbeats")[0]
+	if len(hbs) != 1 {
+		t.Fatalf("us-east.heartbeats on eu-west has %d records, want 1", len(hbs))
+	}
+	hb, err := mm2.DecodeHeartbeat(hbs[0].Key, hbs[0].Value)
+	if err != nil || hb.SourceAlias != "eu-west" || hb.TargetAlias != "us-east" {
+		t.Fatalf("mirrored heartbeat %+v, %v", hb, err)
+	}
+}
+
+func mustList(t *testing.T, key, value string) *filter.Pattern {
+	t.Helper()
+	p, err := filter.CompileList(key, value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

@@ -58,6 +58,10 @@ func (p *Plan) Replicated() []TopicPlan {
 // on both clusters. Broker-internal topics (__consumer_offsets, ...) are not
 // listed, as MM2's Admin listTopics hides them.
 func PlanFlow(ctx context.Context, cfg FlowConfig, src, tgt *kadm.Client) (*Plan, error) {
+	// kadm answers ListTopics from kgo's metadata cache (up to
+	// MetadataMinAge, 5s, old); asking for authorized operations makes it
+	// send a fresh Metadata request, so a topic created a moment ago is seen.
+	ctx = kadm.WithAuthorizedOps(ctx)
 	srcTopics, err := src.ListTopics(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("flow %s: list topics on %s: %w", cfg.Name(), cfg.Source, err)
