@@ -191,6 +191,7 @@ func testFlow(source, target string) FlowConfig {
 	f.OffsetSyncsReplicationFactor = 1
 	f.HeartbeatsReplicationFactor = 1
 	f.ProgressReplicationFactor = 1
+	f.CheckpointsReplicationFactor = 1
 	f.ProgressInterval = 50 * time.Millisecond
 	f.HeartbeatsInterval = 100 * time.Millisecond
 	f.OffsetFlushInterval = 100 * time.Millisecond

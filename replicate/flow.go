@@ -89,6 +89,20 @@ type FlowConfig struct {
 	// acknowledged since the last write.
 	ProgressInterval time.Duration
 
+	// Groups is groups / groups.exclude: the consumer groups checkpointed.
+	Groups filter.GroupFilter
+	// EmitCheckpoints is emit.checkpoints.enabled (default true):
+	// translate the source groups' commits and write MM2 checkpoints to
+	// <source>.checkpoints.internal on the target.
+	EmitCheckpoints              bool
+	CheckpointsInterval          time.Duration // emit.checkpoints.interval.seconds, default 60s
+	CheckpointsReplicationFactor int16         // checkpoints.topic.replication.factor, default 3
+	// SyncGroupOffsets is sync.group.offsets.enabled (KIP-545, default
+	// false): commit checkpointed offsets to the same group on the target
+	// when that group is absent or empty there, never moving it backwards.
+	SyncGroupOffsets         bool
+	SyncGroupOffsetsInterval time.Duration // sync.group.offsets.interval.seconds, default 60s
+
 	// StartFromLatest starts partitions that have no stored progress at the
 	// log end instead of the log start (MM2: consumer auto.offset.reset,
 	// KAFKA-13988). Default false: copy everything.
@@ -101,6 +115,8 @@ func DefaultFlowConfig(source, target string) FlowConfig {
 	inc, _ := filter.CompileList("topics", filter.DefaultTopics)
 	exc, _ := filter.CompileList("topics.exclude", filter.DefaultTopicsExclude)
 	cfgExc, _ := filter.CompileList("config.properties.exclude", filter.DefaultConfigPropertiesExclude)
+	ginc, _ := filter.CompileList("groups", filter.DefaultGroups)
+	gexc, _ := filter.CompileList("groups.exclude", filter.DefaultGroupsExclude)
 	return FlowConfig{
 		Source:                       source,
 		Target:                       target,
@@ -124,6 +140,11 @@ func DefaultFlowConfig(source, target string) FlowConfig {
 		HeartbeatsReplicationFactor:  3,
 		ProgressReplicationFactor:    3,
 		ProgressInterval:             time.Second,
+		Groups:                       filter.GroupFilter{Include: ginc, Exclude: gexc},
+		EmitCheckpoints:              true,
+		CheckpointsInterval:          60 * time.Second,
+		CheckpointsReplicationFactor: 3,
+		SyncGroupOffsetsInterval:     60 * time.Second,
 	}
 }
 
@@ -158,10 +179,18 @@ func (f FlowConfig) Validate() error {
 		{"emit.heartbeats.interval.seconds", f.HeartbeatsInterval, f.EmitHeartbeats},
 		{"offset.flush.interval.ms", f.OffsetFlushInterval, f.EmitOffsetSyncs},
 		{"progress interval", f.ProgressInterval, f.Enabled},
+		{"emit.checkpoints.interval.seconds", f.CheckpointsInterval, f.Enabled && f.EmitCheckpoints},
+		{"sync.group.offsets.interval.seconds", f.SyncGroupOffsetsInterval, f.Enabled && f.SyncGroupOffsets},
 	} {
 		if d.on && d.v <= 0 {
 			errs = append(errs, fmt.Errorf("flow %s: %s must be positive", f.Name(), d.name))
 		}
+	}
+	if f.Enabled && f.EmitCheckpoints && !f.EmitOffsetSyncs {
+		errs = append(errs, fmt.Errorf("flow %s: emit.checkpoints.enabled needs emit.offset-syncs.enabled: checkpoints are translated through offset syncs", f.Name()))
+	}
+	if f.Enabled && f.SyncGroupOffsets && !f.EmitCheckpoints {
+		errs = append(errs, fmt.Errorf("flow %s: sync.group.offsets.enabled needs emit.checkpoints.enabled", f.Name()))
 	}
 	return errors.Join(errs...)
 }

@@ -132,6 +132,22 @@ func (m *Mirror) Run(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// GroupStats returns, per flow and consumer group, the checkpoints kept and
+// the last group-offset sync outcome, sorted by flow and group.
+func (m *Mirror) GroupStats() []GroupStats {
+	m.mu.Lock()
+	runners := append([]*flowRunner(nil), m.runners...)
+	m.mu.Unlock()
+	var out []GroupStats
+	for _, r := range runners {
+		if c := r.checkpointer(); c != nil {
+			out = append(out, c.stats()...)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Flow < out[j].Flow })
+	return out
+}
+
 // PartitionStats describes one source partition of a running flow.
 type PartitionStats struct {
 	Flow        string `json:"flow"`
@@ -243,9 +259,17 @@ type flowRunner struct {
 	syncQ    []mm2.OffsetSync
 	syncWake chan struct{}
 
+	ckpt *checkpointer // nil unless emit.checkpoints.enabled
+
 	retryCtx context.Context // cancelled when the flow stops
 	sendCtx  context.Context // never cancelled: offset-sync produces
 	retries  atomic.Int32    // retryRefused goroutines running
+}
+
+func (fr *flowRunner) checkpointer() *checkpointer {
+	fr.pmu.RLock()
+	defer fr.pmu.RUnlock()
+	return fr.ckpt
 }
 
 func (fr *flowRunner) part(topic string, partition int32) *partState {
@@ -316,6 +340,15 @@ func (fr *flowRunner) run(ctx context.Context) (err error) {
 		}
 		defer fr.syncProducer.Close()
 	}
+	if cfg.EmitCheckpoints {
+		c := newCheckpointer(cfg, fr.clients, fr.log, fr.now, fr.src, fr.tgt, fr.producer)
+		if err := c.start(ctx); err != nil {
+			return err
+		}
+		fr.pmu.Lock()
+		fr.ckpt = c
+		fr.pmu.Unlock()
+	}
 	fr.log.Info("flow started", "topics", len(plan.Replicated()), "partitions", len(fr.parts))
 
 	fr.retryCtx = ctx
@@ -331,12 +364,37 @@ func (fr *flowRunner) run(ctx context.Context) (err error) {
 		bg.Add(1)
 		go func() { defer bg.Done(); fr.runRefresher(bgCtx) }()
 	}
+	if !fr.once && fr.ckpt != nil {
+		bg.Add(1)
+		go func() { defer bg.Done(); fr.ckpt.run(bgCtx) }()
+	}
 
 	fr.pollLoop(ctx)
 
 	stopBg()
 	bg.Wait()
-	return fr.shutdown(ctx)
+	if err := fr.shutdown(ctx); err != nil {
+		return err
+	}
+	if fr.once && fr.ckpt != nil && ctx.Err() == nil {
+		return fr.checkpointOnce(ctx)
+	}
+	return nil
+}
+
+// checkpointOnce is --once's checkpoint pass: with the offset syncs of this
+// run written, read them all, emit checkpoints, and sync group offsets.
+func (fr *flowRunner) checkpointOnce(ctx context.Context) error {
+	if err := fr.ckpt.readSyncs(ctx); err != nil {
+		return err
+	}
+	if _, err := fr.ckpt.emit(ctx); err != nil {
+		return err
+	}
+	if fr.cfg.SyncGroupOffsets {
+		fr.ckpt.syncGroupOffsets(ctx)
+	}
+	return nil
 }
 
 // addPartitions registers the partitions of the plan's replicated topics that

@@ -37,6 +37,12 @@ func FlowConfig(cfg *config.Config, f *config.Flow) replicate.FlowConfig {
 	fc.HeartbeatsInterval = seconds("emit.heartbeats.interval.seconds")
 	fc.HeartbeatsReplicationFactor = int16(f.Int("heartbeats.topic.replication.factor"))
 	fc.ProgressReplicationFactor = fc.OffsetSyncsReplicationFactor
+	fc.Groups = f.GroupFilter()
+	fc.EmitCheckpoints = f.Bool("emit.checkpoints.enabled")
+	fc.CheckpointsInterval = seconds("emit.checkpoints.interval.seconds")
+	fc.CheckpointsReplicationFactor = int16(f.Int("checkpoints.topic.replication.factor"))
+	fc.SyncGroupOffsets = f.Bool("sync.group.offsets.enabled")
+	fc.SyncGroupOffsetsInterval = seconds("sync.group.offsets.interval.seconds")
 	if cl, ok := cfg.Cluster(f.Source); ok {
 		fc.StartFromLatest = strings.EqualFold(cl.ClientProps(config.RoleConsumer)["auto.offset.reset"], "latest")
 	}

@@ -1,0 +1,468 @@
+package replicate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/mirrorctl/mirrorctl/replicate/mm2"
+	"github.com/mirrorctl/mirrorctl/replicate/syncstore"
+)
+
+// ckKey names a checkpoint: group, target-side topic and partition (the
+// checkpoint record's key).
+type ckKey struct {
+	group, topic string
+	partition    int32
+}
+
+// Group-offset sync outcomes in [GroupStats].
+const (
+	SyncCommitted = "committed"  // offsets were committed to the target group
+	SyncUpToDate  = "up-to-date" // the target group was at or ahead of every checkpoint
+	SyncActive    = "active"     // the target group has members: left alone
+	SyncFailed    = "failed"     // the commit failed; Error says why
+)
+
+// GroupStats describes what a flow did for one consumer group.
+type GroupStats struct {
+	Flow  string `json:"flow"`
+	Group string `json:"group"`
+	// Checkpoints is how many partitions of the group have a checkpoint.
+	Checkpoints int `json:"checkpoints"`
+	// Sync is the last sync.group.offsets outcome (SyncCommitted, ...), ""
+	// when offset sync is off or has not run.
+	Sync string `json:"sync,omitempty"`
+	// Committed counts partitions committed on the target in this run.
+	Committed int    `json:"committed"`
+	Error     string `json:"error,omitempty"`
+}
+
+// checkpointer emits a flow's checkpoints, as MM2's MirrorCheckpointTask
+// does (MM2-COMPAT 6.3), and syncs group offsets to the target (6.4, with
+// stricter safety).
+type checkpointer struct {
+	cfg     FlowConfig
+	clients Clients
+	log     *slog.Logger
+	now     func() time.Time
+
+	src, tgt *kadm.Client
+	producer *kgo.Client // target
+	topic    string      // <source>.checkpoints.internal
+	syncs    *syncstore.Store
+
+	mu     sync.Mutex
+	last   map[ckKey]mm2.Checkpoint // newest checkpoint per key (MM2's CheckpointStore)
+	groups map[string]*GroupStats
+}
+
+func newCheckpointer(cfg FlowConfig, clients Clients, log *slog.Logger, now func() time.Time, src, tgt *kadm.Client, producer *kgo.Client) *checkpointer {
+	return &checkpointer{
+		cfg: cfg, clients: clients, log: log, now: now, src: src, tgt: tgt, producer: producer,
+		topic: cfg.Policy.CheckpointsTopic(cfg.Source),
+		// The checkpoints are reloaded before the syncs are read, so the
+		// full sync history can be rebuilt (MM2 3.8+, KAFKA-15905).
+		syncs:  syncstore.New(false),
+		last:   make(map[ckKey]mm2.Checkpoint),
+		groups: make(map[string]*GroupStats),
+	}
+}
+
+// start creates the checkpoints topic and reloads the checkpoints already in
+// it, so a restart neither rewinds nor stalls a group.
+func (c *checkpointer) start(ctx context.Context) error {
+	if err := ensureInternalTopic(ctx, c.tgt, c.topic, c.cfg.CheckpointsReplicationFactor); err != nil {
+		return fmt.Errorf("flow %s: %w", c.cfg.Name(), err)
+	}
+	skipped := 0
+	err := ReadInternalTopic(ctx, c.clients, c.cfg.Target, c.topic, func(r *kgo.Record) {
+		ck, err := mm2.DecodeCheckpoint(r.Key, r.Value)
+		if err != nil {
+			skipped++
+			c.log.Warn("skipping undecodable checkpoint", "topic", c.topic, "offset", r.Offset, "err", err)
+			return
+		}
+		c.last[ckKey{ck.Group, ck.Topic, ck.Partition}] = ck
+	})
+	if err != nil {
+		return fmt.Errorf("flow %s: reload checkpoints: %w", c.cfg.Name(), err)
+	}
+	if skipped > 0 {
+		c.log.Warn("checkpoint records skipped", "topic", c.topic, "count", skipped)
+	}
+	return nil
+}
+
+// readSyncs reads the flow's offset-syncs topic from the start to its
+// current end into the store and marks the store ready (--once).
+func (c *checkpointer) readSyncs(ctx context.Context) error {
+	alias, topic := c.cfg.offsetSyncsCluster()
+	err := ReadInternalTopic(ctx, c.clients, alias, topic, func(r *kgo.Record) { c.addSync(topic, r) })
+	if err != nil {
+		return fmt.Errorf("flow %s: read offset syncs: %w", c.cfg.Name(), err)
+	}
+	c.syncs.ReadToEnd()
+	return nil
+}
+
+func (c *checkpointer) addSync(topic string, r *kgo.Record) {
+	s, err := mm2.DecodeOffsetSync(r.Key, r.Value)
+	if err != nil {
+		c.log.Warn("skipping undecodable offset sync", "topic", topic, "offset", r.Offset, "err", err)
+		return
+	}
+	c.syncs.Add(s)
+}
+
+// tailSyncs reads the offset-syncs topic from the start, marks the store
+// ready once it reached the end offset it had at start, and keeps adding new
+// syncs until ctx is done.
+func (c *checkpointer) tailSyncs(ctx context.Context) {
+	alias, topic := c.cfg.offsetSyncsCluster()
+	for ctx.Err() == nil {
+		err := c.followSyncs(ctx, alias, topic)
+		if err == nil || ctx.Err() != nil {
+			return
+		}
+		c.log.Warn("following offset syncs failed; retrying", "topic", topic, "err", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+func (c *checkpointer) followSyncs(ctx context.Context, alias, topic string) error {
+	adm, err := c.clients.Admin(alias)
+	if err != nil {
+		return err
+	}
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		return err
+	}
+	var end int64
+	if o, ok := ends.Lookup(topic, 0); ok && o.Err == nil {
+		end = o.Offset
+	}
+	cl, err := c.clients.Client(alias, "consumer", kgo.KeepControlRecords(),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ready := c.syncs.Ready()
+	if !ready && end == 0 {
+		c.syncs.ReadToEnd()
+		ready = true
+	}
+	for {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			if !r.Attrs.IsControl() {
+				c.addSync(topic, r)
+			}
+			if !ready && r.Offset+1 >= end {
+				c.syncs.ReadToEnd()
+				ready = true
+			}
+		})
+	}
+}
+
+// targetTopic is the topic a checkpoint names: the remote topic on the
+// target, or, for a topic that came from the target in the first place, its
+// original name there (MM2 MirrorCheckpointTask.renameTopicPartition).
+func (c *checkpointer) targetTopic(upstream string) string {
+	if src, ok := c.cfg.Policy.TopicSource(upstream); ok && src == c.cfg.Target {
+		return c.cfg.Policy.OriginalTopic(upstream)
+	}
+	return c.cfg.Policy.FormatRemoteTopic(c.cfg.Source, upstream)
+}
+
+// emit runs one checkpoint pass: it lists the source's groups, keeps those
+// the group filter admits, fetches their commits, translates each through
+// the offset syncs, drops what MM2 drops (no commit, -1, no sync, older than
+// every sync, a translation that would move a checkpoint backwards without
+// a real rewind), writes the rest to the checkpoints topic in one batch and
+// returns how many it wrote. One group's failure does not stop the others;
+// failures are returned joined.
+func (c *checkpointer) emit(ctx context.Context) (int, error) {
+	if !c.syncs.Ready() {
+		return 0, nil // KAFKA-13659: never checkpoint before the syncs are read
+	}
+	listed, err := c.src.ListGroups(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("flow %s: list groups on %s: %w", c.cfg.Name(), c.cfg.Source, err)
+	}
+	var groups []string
+	for _, g := range listed.Sorted() {
+		if (g.ProtocolType == "consumer" || g.ProtocolType == "") && c.cfg.Groups.Accept(g.Group) {
+			groups = append(groups, g.Group)
+		}
+	}
+	if len(groups) == 0 {
+		return 0, nil
+	}
+	listedAt := c.now()
+	fetched := c.src.FetchManyOffsets(ctx, groups...)
+	var (
+		errs []error
+		recs []*kgo.Record
+		cks  []mm2.Checkpoint
+	)
+	c.mu.Lock()
+	for _, g := range groups {
+		resp, ok := fetched[g]
+		if !ok {
+			continue
+		}
+		if resp.Err != nil {
+			errs = append(errs, fmt.Errorf("flow %s: fetch offsets of group %s on %s: %w", c.cfg.Name(), g, c.cfg.Source, resp.Err))
+			continue
+		}
+		for _, o := range resp.Fetched.Sorted() {
+			if o.Err != nil || o.At < 0 || !c.cfg.Topics.Accept(o.Topic) {
+				continue // no offset (null, or -1 from some clients), or not mirrored
+			}
+			res := c.syncs.Translate(o.Topic, o.Partition, o.At)
+			if !res.OK || res.Offset < 0 {
+				continue
+			}
+			ck := mm2.Checkpoint{Group: g, Topic: c.targetTopic(o.Topic), Partition: o.Partition,
+				UpstreamOffset: o.At, DownstreamOffset: res.Offset, Metadata: o.Metadata}
+			key := ckKey{g, ck.Topic, ck.Partition}
+			if prev, ok := c.last[key]; ok && !(ck.UpstreamOffset < prev.UpstreamOffset || ck.DownstreamOffset > prev.DownstreamOffset) {
+				continue // MM2's monotonic filter: a repeat, or a translation going backwards
+			}
+			k, err := ck.MarshalKey()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("flow %s: checkpoint for group %s: %w", c.cfg.Name(), g, err))
+				continue
+			}
+			v, err := ck.MarshalValue()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("flow %s: checkpoint for group %s: %w", c.cfg.Name(), g, err))
+				continue
+			}
+			recs = append(recs, &kgo.Record{Topic: c.topic, Partition: 0, Key: k, Value: v, Timestamp: listedAt})
+			cks = append(cks, ck)
+		}
+	}
+	c.mu.Unlock()
+	if len(recs) == 0 {
+		return 0, errors.Join(errs...)
+	}
+	results := c.producer.ProduceSync(ctx, recs...)
+	written := 0
+	c.mu.Lock()
+	for i, res := range results {
+		if res.Err != nil {
+			errs = append(errs, fmt.Errorf("flow %s: write checkpoint to %s on %s: %w", c.cfg.Name(), c.topic, c.cfg.Target, res.Err))
+			continue
+		}
+		ck := cks[i]
+		c.last[ckKey{ck.Group, ck.Topic, ck.Partition}] = ck
+		written++
+	}
+	c.mu.Unlock()
+	return written, errors.Join(errs...)
+}
+
+// activeErr reports commit errors that mean the group has members.
+func activeErr(err error) bool {
+	return errors.Is(err, kerr.UnknownMemberID) || errors.Is(err, kerr.IllegalGeneration) ||
+		errors.Is(err, kerr.RebalanceInProgress) || errors.Is(err, kerr.FencedInstanceID)
+}
+
+// groupIdle reports whether group is absent or empty on the target, and its
+// state and member count for the log.
+func (c *checkpointer) groupIdle(ctx context.Context, group string) (bool, string, int, error) {
+	described, err := c.tgt.DescribeGroups(ctx, group)
+	if err != nil {
+		return false, "", 0, err
+	}
+	d, ok := described[group]
+	if !ok {
+		return true, "absent", 0, nil
+	}
+	if d.Err != nil && !errors.Is(d.Err, kerr.GroupIDNotFound) {
+		return false, "", 0, d.Err
+	}
+	switch d.State {
+	case "Empty", "Dead", "":
+		return len(d.Members) == 0, d.State, len(d.Members), nil
+	}
+	return false, d.State, len(d.Members), nil
+}
+
+// syncGroupOffsets commits checkpointed offsets to each checkpointed group on
+// the target (MM2 sync.group.offsets, KIP-545), more carefully than MM2: only
+// to groups absent or Empty there, checked again right before the commit
+// (KAFKA-19794); only partitions with no commit, a -1 commit, or a commit
+// behind the checkpoint (never backwards); without a leader epoch (epochs
+// belong to the source). A group that turned active (UNKNOWN_MEMBER_ID,
+// REBALANCE_IN_PROGRESS, ...) is reported as active, never as an error that
+// stops the others.
+func (c *checkpointer) syncGroupOffsets(ctx context.Context) {
+	c.mu.Lock()
+	byGroup := map[string][]mm2.Checkpoint{}
+	for _, ck := range c.last {
+		byGroup[ck.Group] = append(byGroup[ck.Group], ck)
+	}
+	c.mu.Unlock()
+	groups := make([]string, 0, len(byGroup))
+	for g := range byGroup {
+		groups = append(groups, g)
+	}
+	sort.Strings(groups)
+	for _, g := range groups {
+		outcome, committed, err := c.syncGroup(ctx, g, byGroup[g])
+		c.mu.Lock()
+		st := c.groupStats(g)
+		st.Sync = outcome
+		st.Committed += committed
+		st.Error = ""
+		if err != nil {
+			st.Error = err.Error()
+		}
+		c.mu.Unlock()
+		if err != nil && ctx.Err() == nil {
+			c.log.Warn("group offsets not synced", "group", g, "err", err)
+		}
+	}
+}
+
+func (c *checkpointer) syncGroup(ctx context.Context, group string, cks []mm2.Checkpoint) (string, int, error) {
+	idle, state, members, err := c.groupIdle(ctx, group)
+	if err != nil {
+		return SyncFailed, 0, fmt.Errorf("describe group %s on %s: %w", group, c.cfg.Target, err)
+	}
+	if !idle {
+		c.log.Info("group is active on the target; offsets left alone", "group", group, "state", state, "members", members)
+		return SyncActive, 0, nil
+	}
+	current, err := c.tgt.FetchOffsets(ctx, group)
+	if errors.Is(err, kerr.GroupIDNotFound) {
+		current, err = nil, nil // an unknown group has no commits
+	}
+	if err != nil {
+		return SyncFailed, 0, fmt.Errorf("fetch offsets of group %s on %s: %w", group, c.cfg.Target, err)
+	}
+	commit := kadm.Offsets{}
+	for _, ck := range cks {
+		if cur, ok := current.Lookup(ck.Topic, ck.Partition); ok && cur.Err == nil && cur.At >= 0 && cur.At >= ck.DownstreamOffset {
+			continue // at or ahead of the checkpoint: never move a group backwards
+		}
+		commit.Add(kadm.Offset{Topic: ck.Topic, Partition: ck.Partition, At: ck.DownstreamOffset, LeaderEpoch: -1, Metadata: ck.Metadata})
+	}
+	if len(commit) == 0 {
+		return SyncUpToDate, 0, nil
+	}
+	// The group may have come alive since the first look.
+	if idle, state, members, err = c.groupIdle(ctx, group); err != nil || !idle {
+		if err != nil {
+			return SyncFailed, 0, fmt.Errorf("describe group %s on %s: %w", group, c.cfg.Target, err)
+		}
+		c.log.Info("group became active on the target; offsets left alone", "group", group, "state", state, "members", members)
+		return SyncActive, 0, nil
+	}
+	resp, err := c.tgt.CommitOffsets(ctx, group, commit)
+	if err != nil {
+		if activeErr(err) {
+			return SyncActive, 0, nil
+		}
+		return SyncFailed, 0, fmt.Errorf("commit group %s on %s: %w", group, c.cfg.Target, err)
+	}
+	n := 0
+	var errs []error
+	active := false
+	resp.Each(func(o kadm.OffsetResponse) {
+		switch {
+		case o.Err == nil:
+			n++
+		case activeErr(o.Err):
+			active = true
+		default:
+			errs = append(errs, fmt.Errorf("commit group %s %s[%d] on %s: %w", group, o.Topic, o.Partition, c.cfg.Target, o.Err))
+		}
+	})
+	switch {
+	case len(errs) > 0:
+		return SyncFailed, n, errors.Join(errs...)
+	case active && n == 0:
+		return SyncActive, 0, nil
+	}
+	return SyncCommitted, n, nil
+}
+
+func (c *checkpointer) groupStats(g string) *GroupStats {
+	st := c.groups[g]
+	if st == nil {
+		st = &GroupStats{Flow: c.cfg.Name(), Group: g}
+		c.groups[g] = st
+	}
+	return st
+}
+
+// stats returns a snapshot per group, sorted by group.
+func (c *checkpointer) stats() []GroupStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	counts := map[string]int{}
+	for k := range c.last {
+		counts[k.group]++
+	}
+	for g := range counts {
+		c.groupStats(g)
+	}
+	out := make([]GroupStats, 0, len(c.groups))
+	for g, st := range c.groups {
+		s := *st
+		s.Checkpoints = counts[g]
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Group < out[j].Group })
+	return out
+}
+
+// run emits checkpoints every CheckpointsInterval and syncs group offsets
+// every SyncGroupOffsetsInterval until ctx is done, following the
+// offset-syncs topic in the background.
+func (c *checkpointer) run(ctx context.Context) {
+	go c.tailSyncs(ctx)
+	emit := time.NewTicker(c.cfg.CheckpointsInterval)
+	defer emit.Stop()
+	var syncC <-chan time.Time
+	if c.cfg.SyncGroupOffsets {
+		t := time.NewTicker(c.cfg.SyncGroupOffsetsInterval)
+		defer t.Stop()
+		syncC = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-emit.C:
+			if n, err := c.emit(ctx); err != nil && ctx.Err() == nil {
+				c.log.Warn("checkpoints not all written", "err", err)
+			} else if n > 0 {
+				c.log.Debug("checkpoints written", "count", n)
+			}
+		case <-syncC:
+			c.syncGroupOffsets(ctx)
+		}
+	}
+}

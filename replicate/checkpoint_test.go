@@ -1,0 +1,238 @@
+package replicate
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/mirrorctl/mirrorctl/replicate/mm2"
+)
+
+func (p *clusterPair) commit(t *testing.T, alias, group string, offsets map[string]map[int32]int64) {
+	t.Helper()
+	os := kadm.Offsets{}
+	for topic, parts := range offsets {
+		for part, at := range parts {
+			os.Add(kadm.Offset{Topic: topic, Partition: part, At: at, LeaderEpoch: -1, Metadata: "meta-" + group})
+		}
+	}
+	resp, err := p.admin(t, alias).CommitOffsets(testCtx(t), group, os)
+	if err == nil {
+		err = resp.Error()
+	}
+	if err != nil {
+		t.Fatalf("commit %s on %s: %v", group, alias, err)
+	}
+}
+
+// checkpoints returns the newest checkpoint per (group, topic, partition) in
+// eu-west's us-east.checkpoints.internal, and the number of records.
+func (p *clusterPair) checkpoints(t *testing.T) (map[string]mm2.Checkpoint, int) {
+	t.Helper()
+	recs := p.readAll(t, "eu-west", "us-east.checkpoints.internal")[0]
+	out := map[string]mm2.Checkpoint{}
+	for _, r := range recs {
+		ck, err := mm2.DecodeCheckpoint(r.Key, r.Value)
+		if err != nil {
+			t.Fatalf("checkpoint at %d: %v", r.Offset, err)
+		}
+		out[fmt.Sprintf("%s/%s/%d", ck.Group, ck.Topic, ck.Partition)] = ck
+	}
+	return out, len(recs)
+}
+
+func TestCheckpointsTranslateLikeMM2(t *testing.T) {
+	p := newClusterPair(t)
+	topic, other := name("orders"), name("ignored")
+	p.createTopic(t, "us-east", topic, 2, nil)
+	p.createTopic(t, "us-east", other, 1, nil)
+	p.produce(t, "us-east", sampleRecords(topic, 1, 300)...) // partition 1 stays empty
+	p.produce(t, "us-east", sampleRecords(other, 1, 10)...)
+	gZero, gMid, gEnd, gPartial, gNeg := name("g-zero"), name("g-mid"), name("g-end"), name("g-partial"), name("g-neg")
+	p.commit(t, "us-east", gZero, map[string]map[int32]int64{topic: {0: 0}})
+	p.commit(t, "us-east", gMid, map[string]map[int32]int64{topic: {0: 150}})
+	p.commit(t, "us-east", gEnd, map[string]map[int32]int64{topic: {0: 300}, other: {0: 5}})
+	p.commit(t, "us-east", gPartial, map[string]map[int32]int64{topic: {0: 202, 1: 0}})
+	p.commit(t, "us-east", gNeg, map[string]map[int32]int64{topic: {0: -1}})
+
+	f := testFlow("us-east", "eu-west")
+	f.Topics.Include = mustList(t, "topics", topic) // other is not mirrored
+	m := runOnce(t, p, f)
+	// Syncs at 0, 101, 202 (immediate) and 299 (delayed, on flush).
+	cks, n := p.checkpoints(t)
+	remote := "us-east." + topic
+	want := map[string][2]int64{ // key -> upstream, downstream
+		gZero + "/" + remote + "/0": {0, 0}, // a committed 0 is a real position
+		// MM2's store keeps older syncs only at exponentially growing
+		// distances: once 299 arrives, 101 is dropped, so 150 starts from
+		// the sync at 0 (+1). Conservative: re-reads, never skips.
+		gMid + "/" + remote + "/0":     {150, 1},
+		gEnd + "/" + remote + "/0":     {300, 300}, // sync 299->299, +1
+		gPartial + "/" + remote + "/0": {202, 202}, // exactly at a sync
+	}
+	if n != len(want) || len(cks) != len(want) {
+		t.Fatalf("%d checkpoint records %v, want exactly %d", n, cks, len(want))
+	}
+	for k, w := range want {
+		ck, ok := cks[k]
+		if !ok {
+			t.Fatalf("no checkpoint %s; have %v", k, cks)
+		}
+		if ck.UpstreamOffset != w[0] || ck.DownstreamOffset != w[1] {
+			t.Errorf("%s = %d->%d, want %d->%d", k, ck.UpstreamOffset, ck.DownstreamOffset, w[0], w[1])
+		}
+		if ck.Metadata != "meta-"+ck.Group {
+			t.Errorf("%s metadata %q, want the source commit's", k, ck.Metadata)
+		}
+	}
+	// No checkpoint for gPartial on the empty partition (no offset sync),
+	// for gNeg (-1 is no offset), nor for the unmirrored topic.
+	for _, k := range []string{gPartial + "/" + remote + "/1", gNeg + "/" + remote + "/0", gEnd + "/us-east." + other + "/0"} {
+		if _, ok := cks[k]; ok {
+			t.Errorf("unexpected checkpoint %s", k)
+		}
+	}
+	stats := map[string]GroupStats{}
+	for _, s := range m.GroupStats() {
+		stats[s.Group] = s
+	}
+	if stats[gPartial].Checkpoints != 1 || stats[gEnd].Checkpoints != 1 {
+		t.Errorf("group stats %+v", stats)
+	}
+
+	// A restart with nothing new writes nothing (the reloaded store filters
+	// repeats); a real rewind on the source is checkpointed.
+	runOnce(t, p, f)
+	if _, n2 := p.checkpoints(t); n2 != n {
+		t.Fatalf("restart wrote %d more checkpoints, want none", n2-n)
+	}
+	p.commit(t, "us-east", gMid, map[string]map[int32]int64{topic: {0: 50}})
+	runOnce(t, p, f)
+	cks, _ = p.checkpoints(t)
+	if ck := cks[gMid+"/"+remote+"/0"]; ck.UpstreamOffset != 50 || ck.DownstreamOffset != 1 {
+		t.Fatalf("after a rewind to 50: %v, want 50->1", ck)
+	}
+}
+
+func TestCheckpointOlderThanEverySyncIsSkipped(t *testing.T) {
+	p := newClusterPair(t)
+	topic := name("trimmed")
+	p.createTopic(t, "us-east", topic, 1, nil)
+	p.produce(t, "us-east", sampleRecords(topic, 1, 200)...)
+	// Retention removed the first 100 records before the mirror started.
+	if _, err := p.admin(t, "us-east").DeleteRecords(testCtx(t), kadm.Offsets{topic: {0: {Topic: topic, At: 100}}}); err != nil {
+		t.Fatal(err)
+	}
+	old, cur := name("g-old"), name("g-cur")
+	p.commit(t, "us-east", old, map[string]map[int32]int64{topic: {0: 40}})
+	p.commit(t, "us-east", cur, map[string]map[int32]int64{topic: {0: 120}})
+	runOnce(t, p, testFlow("us-east", "eu-west"))
+	cks, _ := p.checkpoints(t)
+	remote := "us-east." + topic
+	if _, ok := cks[old+"/"+remote+"/0"]; ok {
+		t.Fatalf("group at 40 got a checkpoint though the first sync is at 100: %v", cks)
+	}
+	if ck := cks[cur+"/"+remote+"/0"]; ck.UpstreamOffset != 120 || ck.DownstreamOffset != 1 {
+		t.Fatalf("group at 120: %v, want 120->1 (sync 100->0, +1)", ck)
+	}
+}
+
+func TestCheckpointsAcrossTransactionMarkers(t *testing.T) {
+	p := newClusterPair(t)
+	topic := name("txn-ck")
+	p.createTopic(t, "us-east", topic, 1, nil)
+	cl, err := p.clients.Client("us-east", "producer", kgo.TransactionalID(name("tx")), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := testCtx(t)
+	for txn := 0; txn < 2; txn++ {
+		if err := cl.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 4; i++ {
+			if err := cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: []byte{byte(i)}}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cl.Close()
+	// Source 0-3, marker 4, 5-8, marker 9; target 0-7. A group that read the
+	// first transaction commits 5 (past the marker).
+	g := name("g-txn")
+	p.commit(t, "us-east", g, map[string]map[int32]int64{topic: {0: 5}})
+	runOnce(t, p, testFlow("us-east", "eu-west"))
+	cks, _ := p.checkpoints(t)
+	if ck := cks[g+"/us-east."+topic+"/0"]; ck.UpstreamOffset != 5 || ck.DownstreamOffset != 4 {
+		t.Fatalf("checkpoint %v, want 5->4 (the sync at the gap is exact)", ck)
+	}
+}
+
+func TestSyncGroupOffsetsSafely(t *testing.T) {
+	p := newClusterPair(t)
+	topic := name("synced")
+	p.createTopic(t, "us-east", topic, 1, nil)
+	p.produce(t, "us-east", sampleRecords(topic, 1, 100)...)
+	absent, ahead, active := name("g-absent"), name("g-ahead"), name("g-active")
+	for _, g := range []string{absent, ahead, active} {
+		// 96 is a sync MM2's store keeps after 0..99 (it keeps 99, 98, 96,
+		// 92, 88, 80, 64, 0), so the translation is exact.
+		p.commit(t, "us-east", g, map[string]map[int32]int64{topic: {0: 96}})
+	}
+	f := testFlow("us-east", "eu-west")
+	f.OffsetLagMax = 0 // a sync per record
+	runOnce(t, p, f)   // copy first, so the remote topic exists
+	f.SyncGroupOffsets = true
+	remote := "us-east." + topic
+	p.commit(t, "eu-west", ahead, map[string]map[int32]int64{remote: {0: 99}})
+	// An active member of `active` on the target.
+	member, err := p.clients.Client("eu-west", "consumer", kgo.ConsumerGroup(active), kgo.ConsumeTopics(remote))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer member.Close()
+	waitFor(t, "active group to be Stable on the target", func() bool {
+		d, err := p.admin(t, "eu-west").DescribeGroups(context.Background(), active)
+		return err == nil && d[active].State == "Stable"
+	})
+	m := runOnce(t, p, f)
+	got := map[string]GroupStats{}
+	for _, s := range m.GroupStats() {
+		got[s.Group] = s
+	}
+	if got[absent].Sync != SyncCommitted || got[absent].Committed != 1 {
+		t.Errorf("absent group: %+v, want committed", got[absent])
+	}
+	if got[ahead].Sync != SyncUpToDate {
+		t.Errorf("ahead group: %+v, want up-to-date", got[ahead])
+	}
+	if got[active].Sync != SyncActive {
+		t.Errorf("active group: %+v, want active", got[active])
+	}
+	offs := func(g string) int64 {
+		resp, err := p.admin(t, "eu-west").FetchOffsets(testCtx(t), g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, ok := resp.Lookup(remote, 0)
+		if !ok {
+			return -2
+		}
+		return o.At
+	}
+	if at := offs(absent); at != 96 {
+		t.Errorf("absent group on the target at %d, want 96", at)
+	}
+	if at := offs(ahead); at != 99 {
+		t.Errorf("ahead group moved to %d; it must never be lowered", at)
+	}
+	if at := offs(active); at == 96 {
+		t.Errorf("active group was committed to")
+	}
+}
