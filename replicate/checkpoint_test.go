@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -234,5 +235,35 @@ func TestSyncGroupOffsetsSafely(t *testing.T) {
 	}
 	if at := offs(active); at == 96 {
 		t.Errorf("active group was committed to")
+	}
+}
+
+// In continuous mode checkpoints follow the group as it moves, from syncs
+// read as they are written, and a restart keeps going from the reloaded
+// checkpoints (no rewind, no stall).
+func TestCheckpointsContinuousAndAfterRestart(t *testing.T) {
+	p := newClusterPair(t)
+	topic := name("live")
+	p.createTopic(t, "us-east", topic, 1, nil)
+	g := name("g-live")
+	f := testFlow("us-east", "eu-west")
+	f.OffsetLagMax = 0
+	f.CheckpointsInterval = 50 * time.Millisecond
+	remote := "us-east." + topic
+	latest := func() mm2.Checkpoint {
+		cks, _ := p.checkpoints(t)
+		return cks[g+"/"+remote+"/0"]
+	}
+	for round, at := range []int64{40, 80} {
+		_, stop := runBackground(t, p, f)
+		p.produce(t, "us-east", sampleRange(topic, 1, int(at)-40, int(at))...)
+		p.commit(t, "us-east", g, map[string]map[int32]int64{topic: {0: at}})
+		waitFor(t, fmt.Sprintf("round %d: a checkpoint at %d", round, at), func() bool {
+			ck := latest()
+			return ck.UpstreamOffset == at && ck.DownstreamOffset == at
+		})
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

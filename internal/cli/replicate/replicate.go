@@ -141,7 +141,10 @@ type PlanResult struct {
 type RunResult struct {
 	output.Envelope
 	Topics []TopicResult `json:"topics"`
-	Errors []string      `json:"errors"`
+	// Groups lists, per flow, each checkpointed consumer group: partitions
+	// with a checkpoint and the last sync.group.offsets outcome.
+	Groups []replicate.GroupStats `json:"groups"`
+	Errors []string               `json:"errors"`
 }
 
 // TopicResult sums one replicated topic of a flow.
@@ -179,7 +182,7 @@ func runReplicate(ctx context.Context, opts *ReplicateOptions) error {
 		return err
 	}
 	runErr := m.Run(ctx)
-	if rerr := render(opts, m.Stats(), runErr); rerr != nil {
+	if rerr := render(opts, m.Stats(), m.GroupStats(), runErr); rerr != nil {
 		return rerr
 	}
 	if ctx.Err() != nil {
@@ -220,7 +223,7 @@ func dryRun(ctx context.Context, opts *ReplicateOptions, flows []replicate.FlowC
 	return t.Render(opts.IO, opts.Output())
 }
 
-func render(opts *ReplicateOptions, stats []replicate.PartitionStats, runErr error) error {
+func render(opts *ReplicateOptions, stats []replicate.PartitionStats, groups []replicate.GroupStats, runErr error) error {
 	byTopic := map[[2]string]*TopicResult{}
 	for _, s := range stats {
 		k := [2]string{s.Flow, s.Topic}
@@ -236,7 +239,10 @@ func render(opts *ReplicateOptions, stats []replicate.PartitionStats, runErr err
 			tr.Stopped++
 		}
 	}
-	res := RunResult{Envelope: output.NewEnvelope(), Topics: []TopicResult{}, Errors: []string{}}
+	res := RunResult{Envelope: output.NewEnvelope(), Topics: []TopicResult{}, Groups: groups, Errors: []string{}}
+	if res.Groups == nil {
+		res.Groups = []replicate.GroupStats{}
+	}
 	for _, tr := range byTopic {
 		res.Topics = append(res.Topics, *tr)
 	}
@@ -263,6 +269,17 @@ func render(opts *ReplicateOptions, stats []replicate.PartitionStats, runErr err
 	}
 	if err := t.Render(opts.IO, opts.Output()); err != nil {
 		return err
+	}
+	// Groups get a table of their own on a terminal; scripts read -o json.
+	if len(res.Groups) > 0 && opts.IO.IsStdoutTTY() && opts.Output() == output.FormatTable {
+		fmt.Fprintln(opts.IO.Out)
+		gt := output.NewTable("flow", "group", "checkpoints", "offset sync", "committed", "error")
+		for _, g := range res.Groups {
+			gt.AddRow(g.Flow, g.Group, strconv.Itoa(g.Checkpoints), g.Sync, strconv.Itoa(g.Committed), g.Error)
+		}
+		if err := gt.Render(opts.IO, opts.Output()); err != nil {
+			return err
+		}
 	}
 	if opts.IO.IsStderrTTY() && runErr == nil {
 		var n int64
