@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -267,8 +268,51 @@ eu-west.offset.flush.interval.ms = 1000
 		if len(javaRes) != partitions {
 			return false, fmt.Sprintf("translateOffsets returned %d partitions, want %d", len(javaRes), partitions)
 		}
+		// `mirrorctl checkpoints dump --latest` over MM2's topic must say
+		// the same as RemoteClusterUtils.
+		dump, err := dumpLatest(t, props, group)
+		if err != nil {
+			return false, err.Error()
+		}
+		if fmt.Sprint(dump) != fmt.Sprint(javaRes) {
+			return false, fmt.Sprintf("mirrorctl checkpoints dump %v, Java translateOffsets %v", dump, javaRes)
+		}
 		return true, ""
 	})
+}
+
+// dumpLatest runs `mirrorctl checkpoints dump --latest -o json` for group
+// with the mm2.properties at props, as translated rows sorted like
+// translateOffsets' output.
+func dumpLatest(t *testing.T, props, group string) ([]translated, error) {
+	t.Helper()
+	code, stdout, stderr := mirrorctl(t, "checkpoints", "dump", "--latest", "--group", regexp.QuoteMeta(group), "-o", "json", "-c", props)
+	if code != 0 {
+		return nil, fmt.Errorf("checkpoints dump: exit %d: %s", code, stderr)
+	}
+	var doc struct {
+		SchemaVersion int `json:"schema_version"`
+		Checkpoints   []struct {
+			Group      string `json:"group"`
+			Topic      string `json:"topic"`
+			Partition  int32  `json:"partition"`
+			Downstream int64  `json:"downstream_offset"`
+			Metadata   string `json:"metadata"`
+		} `json:"checkpoints"`
+		Skipped []json.RawMessage `json:"skipped"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		return nil, fmt.Errorf("checkpoints dump output: %w: %s", err, stdout)
+	}
+	if doc.SchemaVersion != 1 || len(doc.Skipped) != 0 {
+		return nil, fmt.Errorf("checkpoints dump: schema %d, %d skipped records", doc.SchemaVersion, len(doc.Skipped))
+	}
+	var out []translated
+	for _, c := range doc.Checkpoints {
+		out = append(out, translated{c.Topic, c.Partition, c.Downstream, c.Metadata})
+	}
+	sortTranslated(out)
+	return out, nil
 }
 
 // translate applies MM2's rule to the newest sync at or below the committed
