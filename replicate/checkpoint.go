@@ -57,6 +57,7 @@ type checkpointer struct {
 
 	src, tgt *kadm.Client
 	producer *kgo.Client // target
+	obs      Observer
 	topic    string      // <source>.checkpoints.internal
 	syncs    *syncstore.Store
 
@@ -67,7 +68,7 @@ type checkpointer struct {
 
 func newCheckpointer(cfg FlowConfig, clients Clients, log *slog.Logger, now func() time.Time, src, tgt *kadm.Client, producer *kgo.Client) *checkpointer {
 	return &checkpointer{
-		cfg: cfg, clients: clients, log: log, now: now, src: src, tgt: tgt, producer: producer,
+		cfg: cfg, clients: clients, log: log, now: now, src: src, tgt: tgt, producer: producer, obs: nopObserver{},
 		topic: cfg.Policy.CheckpointsTopic(cfg.Source),
 		// The checkpoints are reloaded before the syncs are read, so the
 		// full sync history can be rebuilt (MM2 3.8+, KAFKA-15905).
@@ -276,6 +277,7 @@ func (c *checkpointer) emit(ctx context.Context) (int, error) {
 		ck := cks[i]
 		c.last[ckKey{ck.Group, ck.Topic, ck.Partition}] = ck
 		written++
+		c.obs.CheckpointWritten(c.cfg.Source, c.cfg.Target, ck.Group, ck.Topic, ck.Partition, c.now().Sub(listedAt))
 	}
 	c.mu.Unlock()
 	return written, errors.Join(errs...)

@@ -28,6 +28,8 @@ type Options struct {
 	// partition's end offset at that moment), emits one heartbeat per flow,
 	// writes offset syncs and progress, and returns.
 	Once bool
+	// Observer receives measurements for metrics; nil discards them.
+	Observer Observer
 	// ShutdownTimeout bounds the final flush of data, offset syncs and
 	// progress after ctx is cancelled; default 30s.
 	ShutdownTimeout time.Duration
@@ -61,6 +63,9 @@ func New(opts Options) (*Mirror, error) {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.Observer == nil {
+		opts.Observer = nopObserver{}
 	}
 	if opts.ShutdownTimeout <= 0 {
 		opts.ShutdownTimeout = 30 * time.Second
@@ -109,6 +114,7 @@ func (m *Mirror) Run(ctx context.Context) error {
 			now:      m.opts.Now,
 			once:     m.opts.Once,
 			stopWait: m.opts.ShutdownTimeout,
+			obs:      m.opts.Observer,
 			parts:    make(map[tp]*partState),
 			syncWake: make(chan struct{}, 1),
 		}
@@ -193,6 +199,7 @@ type partState struct {
 	src    tp
 	remote string
 	ctx    context.Context // carries the *partState to the produce promise
+	obs    PartitionObserver
 
 	position atomic.Int64 // next source offset to produce; poll goroutine writes
 	end      int64        // Once: end offset at start
@@ -245,6 +252,7 @@ type flowRunner struct {
 	now      func() time.Time
 	once     bool
 	stopWait time.Duration
+	obs      Observer
 
 	src, tgt     *kadm.Client
 	consumer     *kgo.Client
@@ -342,6 +350,7 @@ func (fr *flowRunner) run(ctx context.Context) (err error) {
 	}
 	if cfg.EmitCheckpoints {
 		c := newCheckpointer(cfg, fr.clients, fr.log, fr.now, fr.src, fr.tgt, fr.producer)
+		c.obs = fr.obs
 		if err := c.start(ctx); err != nil {
 			return err
 		}
@@ -350,6 +359,8 @@ func (fr *flowRunner) run(ctx context.Context) (err error) {
 		fr.pmu.Unlock()
 	}
 	fr.log.Info("flow started", "topics", len(plan.Replicated()), "partitions", len(fr.parts))
+	fr.obs.FlowState(cfg.Source, cfg.Target, true)
+	defer fr.obs.FlowState(cfg.Source, cfg.Target, false)
 
 	fr.retryCtx = ctx
 	// Syncs handed to the producer must survive the stop: the final flush,
@@ -446,6 +457,7 @@ func (fr *flowRunner) addPartitions(ctx context.Context, plan *Plan, progress ma
 			}
 			ps := newPartState(key, t.RemoteTopic, start)
 			ps.end = e.Offset
+			ps.obs = fr.obs.Partition(fr.cfg.Source, fr.cfg.Target, t.RemoteTopic, p)
 			if next, ok := progress[key]; ok && next == start {
 				ps.acked, ps.written = next, next
 			}
@@ -493,6 +505,8 @@ func (fr *flowRunner) pollLoop(ctx context.Context) {
 			if ps == nil {
 				return
 			}
+			ps.obs.Fetched(p.HighWatermark)
+			now := time.Now()
 			for _, r := range p.Records {
 				if ps.halted.Load() {
 					return
@@ -505,6 +519,7 @@ func (fr *flowRunner) pollLoop(ctx context.Context) {
 				ps.mu.Lock()
 				ps.push(r.Offset)
 				ps.mu.Unlock()
+				ps.obs.Polled(len(r.Value), now.Sub(r.Timestamp))
 				prepareCopy(r, ps)
 				fr.producer.Produce(ctx, r, fr.onAck)
 				ps.position.Store(next)
@@ -600,6 +615,7 @@ func (fr *flowRunner) ackLocked(ps *partState, up int64, r *kgo.Record) (mm2.Off
 	ps.acked = up + 1
 	ps.records++
 	ps.bytes += int64(len(r.Value))
+	ps.obs.Acked(len(r.Value), time.Since(r.Timestamp), ps.acked)
 	if !fr.cfg.EmitOffsetSyncs {
 		return mm2.OffsetSync{}, false
 	}
