@@ -58,7 +58,7 @@ type checkpointer struct {
 	src, tgt *kadm.Client
 	producer *kgo.Client // target
 	obs      Observer
-	topic    string      // <source>.checkpoints.internal
+	topic    string // <source>.checkpoints.internal
 	syncs    *syncstore.Store
 
 	mu     sync.Mutex

@@ -35,14 +35,16 @@ func (p *clusterPair) checkpoints(t *testing.T) (map[string]mm2.Checkpoint, int)
 	t.Helper()
 	recs := p.readAll(t, "eu-west", "us-east.checkpoints.internal")[0]
 	out := map[string]mm2.Checkpoint{}
+	n := 0
 	for _, r := range recs {
 		ck, err := mm2.DecodeCheckpoint(r.Key, r.Value)
 		if err != nil {
-			t.Fatalf("checkpoint at %d: %v", r.Offset, err)
+			continue // TestGarbageInInternalTopicsIsSkipped writes some
 		}
+		n++
 		out[fmt.Sprintf("%s/%s/%d", ck.Group, ck.Topic, ck.Partition)] = ck
 	}
-	return out, len(recs)
+	return out, n
 }
 
 func TestCheckpointsTranslateLikeMM2(t *testing.T) {
@@ -265,5 +267,50 @@ func TestCheckpointsContinuousAndAfterRestart(t *testing.T) {
 		if err := stop(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// Garbage, truncated records and tombstones in every internal topic the
+// engine reads (progress, offset syncs, checkpoints) are skipped, never
+// fatal, and the good records around them still count.
+func TestGarbageInInternalTopicsIsSkipped(t *testing.T) {
+	p := newClusterPair(t)
+	topic := name("dirty")
+	p.createTopic(t, "us-east", topic, 1, nil)
+	p.produce(t, "us-east", sampleRecords(topic, 1, 20)...)
+	g := name("g-dirty")
+	p.commit(t, "us-east", g, map[string]map[int32]int64{topic: {0: 20}})
+	f := testFlow("us-east", "eu-west")
+	runOnce(t, p, f)
+
+	good, _ := mm2.Checkpoint{Group: g, Topic: "us-east." + topic, Partition: 0, UpstreamOffset: 20, DownstreamOffset: 20}.MarshalValue()
+	garbage := []*kgo.Record{
+		{Key: []byte("not json"), Value: []byte("{")},
+		{Key: []byte{0, 9, 'x'}, Value: good[:5]},                // truncated
+		{Key: []byte(`{"topic":"x","partition":0}`), Value: nil}, // a tombstone
+	}
+	for _, where := range []struct{ alias, topic string }{
+		{"eu-west", ProgressTopic(f.Policy, "us-east")},
+		{"us-east", "mm2-offset-syncs.eu-west.internal"},
+		{"eu-west", "us-east.checkpoints.internal"},
+	} {
+		var recs []*kgo.Record
+		for _, r := range garbage {
+			recs = append(recs, &kgo.Record{Topic: where.topic, Key: r.Key, Value: r.Value})
+		}
+		p.produce(t, where.alias, recs...)
+	}
+	// More data and a moved group: the next run copies exactly the new
+	// records (progress still read) and checkpoints the new position (syncs
+	// and checkpoints still read).
+	p.produce(t, "us-east", sampleRange(topic, 1, 20, 30)...)
+	p.commit(t, "us-east", g, map[string]map[int32]int64{topic: {0: 30}})
+	runOnce(t, p, f)
+	if n := assertCopied(t, p, "us-east", topic, "eu-west", "us-east."+topic); n != 30 {
+		t.Fatalf("copied %d, want 30", n)
+	}
+	cks, _ := p.checkpoints(t)
+	if ck := cks[g+"/us-east."+topic+"/0"]; ck.UpstreamOffset != 30 || ck.DownstreamOffset != 30 {
+		t.Fatalf("checkpoint %v, want 30->30", ck)
 	}
 }
