@@ -214,4 +214,3 @@ func hashOK(line []byte, h string) bool {
 	sum := sha256.Sum256(blank)
 	return hex.EncodeToString(sum[:]) == h
 }
-
