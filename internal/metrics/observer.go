@@ -1,0 +1,468 @@
+// Package metrics exposes `mirrorctl replicate`'s measurements to Prometheus.
+//
+// [Observer] implements replicate.Observer and is also a
+// prometheus.Collector. Its series carry the names a JMX exporter gives MM2's
+// MBeans (MM2-COMPAT section 11; kafka.connect.mirror domain, attribute
+// dashes become underscores), so dashboards and alert rules written for MM2
+// keep working:
+//
+//	kafka_connect_mirror_record_count               records acknowledged by the target (cumulative)
+//	kafka_connect_mirror_record_rate                the same per second, windowed
+//	kafka_connect_mirror_byte_count                 value bytes of polled records (cumulative)
+//	kafka_connect_mirror_byte_rate                  the same per second, windowed
+//	kafka_connect_mirror_record_age_ms[_min|_max|_avg]           at poll: now - source timestamp
+//	kafka_connect_mirror_replication_latency_ms[_min|_max|_avg]  at acknowledgement: now - source timestamp
+//	    labels source, target, topic (remote topic name), partition
+//	kafka_connect_mirror_checkpoint_latency_ms[_min|_max|_avg]
+//	    labels source, target, group, topic (target-side name), partition
+//
+// plus what MM2 lacks:
+//
+//	mirrorctl_records_behind          source high watermark - next offset acknowledged (records), per partition
+//	mirrorctl_checkpoint_age_seconds  now - source listing time of the group's newest checkpoint, per flow and group
+//	mirrorctl_flow_up                 1 while the flow copies, 0 once it stopped, per flow
+//
+// Windowed values (rate, _min, _max, _avg) follow Kafka Metrics' defaults: 2
+// samples of 30 s; _min, _max and _avg are NaN when the window saw nothing, as
+// in Kafka. One deliberate difference: replication_latency_ms_max also counts
+// the oldest record polled but not yet acknowledged, so a stalled target
+// makes it grow instead of going NaN (MM2's only reports acknowledged
+// records, so a stall silences latency alerts).
+//
+// The per-record calls (Polled, Acked) take one per-partition mutex and never
+// allocate; labels are resolved once in Partition.
+package metrics
+
+import (
+	"math"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/mirrorctl/mirrorctl/replicate"
+)
+
+var (
+	partLabels = []string{"source", "target", "topic", "partition"}
+	ckLabels   = []string{"source", "target", "group", "topic", "partition"}
+	flowLabels = []string{"source", "target"}
+	groupLabel = []string{"source", "target", "group"}
+)
+
+func desc(name, help string, labels []string) *prometheus.Desc {
+	return prometheus.NewDesc(name, help, labels, nil)
+}
+
+// Metric names, exported so tests and alert rules can refer to them.
+const (
+	RecordCount          = "kafka_connect_mirror_record_count"
+	RecordRate           = "kafka_connect_mirror_record_rate"
+	ByteCount            = "kafka_connect_mirror_byte_count"
+	ByteRate             = "kafka_connect_mirror_byte_rate"
+	RecordAge            = "kafka_connect_mirror_record_age_ms"
+	ReplicationLatency   = "kafka_connect_mirror_replication_latency_ms"
+	CheckpointLatency    = "kafka_connect_mirror_checkpoint_latency_ms"
+	RecordsBehind        = "mirrorctl_records_behind"
+	CheckpointAgeSeconds = "mirrorctl_checkpoint_age_seconds"
+	FlowUp               = "mirrorctl_flow_up"
+	suffixMin, suffixMax = "_min", "_max"
+	suffixAvg            = "_avg"
+	helpWindow           = " (Kafka Metrics window: 2 samples x 30 s)"
+)
+
+// statDescs are the four descriptors of a last/min/max/avg family.
+type statDescs struct{ last, min, max, avg *prometheus.Desc }
+
+func newStatDescs(name, help string, labels []string) statDescs {
+	return statDescs{
+		last: desc(name, help+", last value", labels),
+		min:  desc(name+suffixMin, help+", minimum"+helpWindow, labels),
+		max:  desc(name+suffixMax, help+", maximum"+helpWindow, labels),
+		avg:  desc(name+suffixAvg, help+", average"+helpWindow, labels),
+	}
+}
+
+var (
+	dRecordCount = desc(RecordCount, "Records acknowledged by the target (MM2 record-count)", partLabels)
+	dRecordRate  = desc(RecordRate, "Records acknowledged by the target per second (MM2 record-rate)"+helpWindow, partLabels)
+	dByteCount   = desc(ByteCount, "Value bytes of polled source records (MM2 byte-count)", partLabels)
+	dByteRate    = desc(ByteRate, "Value bytes of polled source records per second (MM2 byte-rate)"+helpWindow, partLabels)
+	dRecordAge   = newStatDescs(RecordAge, "Milliseconds from the source record timestamp to its poll (MM2 record-age-ms)", partLabels)
+	dLatency     = newStatDescs(ReplicationLatency, "Milliseconds from the source record timestamp to the target's acknowledgement (MM2 replication-latency-ms); _max includes records still unacknowledged", partLabels)
+	dCkLatency   = newStatDescs(CheckpointLatency, "Milliseconds from listing the source group offsets to the checkpoint's acknowledgement (MM2 checkpoint-latency-ms)", ckLabels)
+	dBehind      = desc(RecordsBehind, "Source high watermark minus the next source offset acknowledged by the target, in records", partLabels)
+	dCkAge       = desc(CheckpointAgeSeconds, "Seconds since the source offsets of the group's newest checkpoint were listed", groupLabel)
+	dFlowUp      = desc(FlowUp, "1 while the flow copies records, 0 once it stopped", flowLabels)
+)
+
+// Observer collects replicate's measurements and serves them as Prometheus
+// metrics. Create it with [New]; pass it as replicate.Options.Observer and
+// register it with a prometheus.Registerer (or use [Observer.Handler]).
+// Safe for concurrent use.
+type Observer struct {
+	now func() time.Time
+
+	mu     sync.Mutex
+	parts  map[[4]string]*Partition
+	ckpts  map[[5]string]*ckSeries
+	groups map[[3]string]time.Time // newest checkpoint's listing time
+	flows  map[[2]string]bool
+}
+
+var _ replicate.Observer = (*Observer)(nil)
+
+// New returns an empty Observer. now is the clock (nil is time.Now); tests
+// pin it to check windowed values.
+func New(now func() time.Time) *Observer {
+	if now == nil {
+		now = time.Now
+	}
+	return &Observer{
+		now:    now,
+		parts:  make(map[[4]string]*Partition),
+		ckpts:  make(map[[5]string]*ckSeries),
+		groups: make(map[[3]string]time.Time),
+		flows:  make(map[[2]string]bool),
+	}
+}
+
+// Partition returns the series of one copied partition (the same one when
+// asked again for the same labels). It implements replicate.Observer.
+func (o *Observer) Partition(source, target, remoteTopic string, partition int32) replicate.PartitionObserver {
+	key := [4]string{source, target, remoteTopic, strconv.Itoa(int(partition))}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	p := o.parts[key]
+	if p == nil {
+		p = &Partition{labels: key, now: o.now, recordRate: newWindow(), byteRate: newWindow(), age: newWindow(), latency: newWindow()}
+		o.parts[key] = p
+	}
+	return p
+}
+
+// CheckpointWritten records one acknowledged checkpoint's latency. It
+// implements replicate.Observer.
+func (o *Observer) CheckpointWritten(source, target, group, topic string, partition int32, latency time.Duration) {
+	key := [5]string{source, target, group, topic, strconv.Itoa(int(partition))}
+	now := o.now()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	s := o.ckpts[key]
+	if s == nil {
+		s = &ckSeries{w: newWindow()}
+		o.ckpts[key] = s
+	}
+	ms := float64(latency) / float64(time.Millisecond)
+	s.last = ms
+	s.w.record(ms, now.UnixNano())
+	listed := now.Add(-latency)
+	gk := [3]string{source, target, group}
+	if listed.After(o.groups[gk]) {
+		o.groups[gk] = listed
+	}
+}
+
+// FlowState records a flow starting or stopping. It implements
+// replicate.Observer.
+func (o *Observer) FlowState(source, target string, up bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.flows[[2]string{source, target}] = up
+}
+
+type ckSeries struct {
+	last float64
+	w    window
+}
+
+// Partition holds one copied partition's series. It implements
+// replicate.PartitionObserver.
+type Partition struct {
+	labels [4]string
+	now    func() time.Time
+
+	mu           sync.Mutex
+	records      int64 // acknowledged
+	bytes        int64 // polled value bytes
+	recordRate   window
+	byteRate     window
+	age          window
+	lastAge      float64
+	latency      window
+	lastLatency  float64
+	hwm, next    int64
+	hasHWM       bool
+	hasNext      bool
+	pending      int64 // polled, not yet acknowledged
+	pendingSince int64 // lower bound of the oldest pending record's timestamp, unix ns
+}
+
+// Fetched records the source high watermark.
+func (p *Partition) Fetched(hwm int64) {
+	p.mu.Lock()
+	p.hwm, p.hasHWM = hwm, true
+	p.mu.Unlock()
+}
+
+// Polled records a record handed to the producer: value bytes and age.
+func (p *Partition) Polled(valueBytes int, age time.Duration) {
+	now := p.now().UnixNano()
+	ms := float64(age) / float64(time.Millisecond)
+	p.mu.Lock()
+	p.bytes += int64(valueBytes)
+	p.byteRate.record(float64(valueBytes), now)
+	p.lastAge = ms
+	p.age.record(ms, now)
+	if p.pending == 0 {
+		p.pendingSince = now - int64(age)
+	}
+	p.pending++
+	p.mu.Unlock()
+}
+
+// Acked records the target acknowledging a copy: value bytes (counted at
+// poll already), latency, and the next source offset now on the target.
+func (p *Partition) Acked(_ int, latency time.Duration, next int64) {
+	now := p.now().UnixNano()
+	ms := float64(latency) / float64(time.Millisecond)
+	p.mu.Lock()
+	p.records++
+	p.recordRate.record(1, now)
+	p.lastLatency = ms
+	p.latency.record(ms, now)
+	p.next, p.hasNext = next, true
+	if p.pending > 0 {
+		p.pending--
+	}
+	if ts := now - int64(latency); ts > p.pendingSince {
+		p.pendingSince = ts // the next pending record is no older than this one
+	}
+	p.mu.Unlock()
+}
+
+// PartitionStatus is one partition in [Status].
+type PartitionStatus struct {
+	Topic     string `json:"topic"` // remote topic
+	Partition int32  `json:"partition"`
+	// HighWatermark is the source end offset at the latest fetch; -1 before
+	// the first fetch with records.
+	HighWatermark int64 `json:"high_watermark"`
+	// Next is the next source offset after the last acknowledged copy; -1
+	// before the first acknowledgement.
+	Next int64 `json:"next_offset"`
+	// RecordsBehind is HighWatermark - Next, or -1 when either is unknown.
+	RecordsBehind int64 `json:"records_behind"`
+	Records       int64 `json:"records"` // acknowledged in this run
+	Bytes         int64 `json:"bytes"`   // value bytes polled in this run
+	// LatencyMaxMs is replication_latency_ms_max; null when the window is empty.
+	LatencyMaxMs *float64 `json:"replication_latency_max_ms"`
+}
+
+// FlowStatus is one flow in [Status].
+type FlowStatus struct {
+	Source     string            `json:"source"`
+	Target     string            `json:"target"`
+	Up         bool              `json:"up"`
+	Partitions []PartitionStatus `json:"partitions"`
+}
+
+// Status is the /status document.
+type Status struct {
+	SchemaVersion int          `json:"schema_version"`
+	Ready         bool         `json:"ready"`
+	Flows         []FlowStatus `json:"flows"`
+}
+
+// partSnap is a consistent reading of a Partition.
+type partSnap struct {
+	records, bytes       int64
+	recordRate, byteRate float64
+	lastAge, lastLatency float64
+	age, latency         stats
+	behind               int64 // -1 unknown
+	hwm, next            int64
+}
+
+func (p *Partition) snapshot(now int64) partSnap {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := partSnap{records: p.records, bytes: p.bytes, lastAge: p.lastAge, lastLatency: p.lastLatency, behind: -1, hwm: -1, next: -1}
+	s.recordRate = p.recordRate.measure(now).rate
+	s.byteRate = p.byteRate.measure(now).rate
+	s.age = p.age.measure(now)
+	s.latency = p.latency.measure(now)
+	if p.pending > 0 {
+		stall := float64(now-p.pendingSince) / float64(time.Millisecond)
+		if math.IsNaN(s.latency.max) || stall > s.latency.max {
+			s.latency.max = stall
+		}
+	}
+	if p.hasHWM {
+		s.hwm = p.hwm
+	}
+	if p.hasNext {
+		s.next = p.next
+	}
+	if p.hasHWM && p.hasNext {
+		s.behind = max(0, p.hwm-p.next)
+	}
+	return s
+}
+
+// Ready reports whether at least one flow started and every flow that
+// started is still up (connected and copying).
+func (o *Observer) Ready() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.flows) == 0 {
+		return false
+	}
+	for _, up := range o.flows {
+		if !up {
+			return false
+		}
+	}
+	return true
+}
+
+// Status returns every flow and its partitions, sorted by source, target,
+// topic and partition.
+func (o *Observer) Status() Status {
+	now := o.now().UnixNano()
+	st := Status{SchemaVersion: 1, Ready: o.Ready(), Flows: []FlowStatus{}}
+	o.mu.Lock()
+	byFlow := map[[2]string]*FlowStatus{}
+	flow := func(k [2]string) *FlowStatus {
+		f := byFlow[k]
+		if f == nil {
+			f = &FlowStatus{Source: k[0], Target: k[1], Up: o.flows[k], Partitions: []PartitionStatus{}}
+			byFlow[k] = f
+		}
+		return f
+	}
+	for k := range o.flows {
+		flow(k)
+	}
+	parts := make([]*Partition, 0, len(o.parts))
+	for _, p := range o.parts {
+		parts = append(parts, p)
+	}
+	for _, p := range parts {
+		flow([2]string{p.labels[0], p.labels[1]})
+	}
+	o.mu.Unlock()
+	for _, p := range parts {
+		s := p.snapshot(now)
+		n, _ := strconv.Atoi(p.labels[3])
+		ps := PartitionStatus{Topic: p.labels[2], Partition: int32(n), HighWatermark: s.hwm, Next: s.next,
+			RecordsBehind: s.behind, Records: s.records, Bytes: s.bytes}
+		if !math.IsNaN(s.latency.max) {
+			v := s.latency.max
+			ps.LatencyMaxMs = &v
+		}
+		f := byFlow[[2]string{p.labels[0], p.labels[1]}]
+		f.Partitions = append(f.Partitions, ps)
+	}
+	for _, f := range byFlow {
+		sort.Slice(f.Partitions, func(i, j int) bool {
+			a, b := f.Partitions[i], f.Partitions[j]
+			if a.Topic != b.Topic {
+				return a.Topic < b.Topic
+			}
+			return a.Partition < b.Partition
+		})
+		st.Flows = append(st.Flows, *f)
+	}
+	sort.Slice(st.Flows, func(i, j int) bool {
+		a, b := st.Flows[i], st.Flows[j]
+		if a.Source != b.Source {
+			return a.Source < b.Source
+		}
+		return a.Target < b.Target
+	})
+	return st
+}
+
+// Describe implements prometheus.Collector.
+func (o *Observer) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{dRecordCount, dRecordRate, dByteCount, dByteRate, dBehind, dCkAge, dFlowUp} {
+		ch <- d
+	}
+	for _, s := range []statDescs{dRecordAge, dLatency, dCkLatency} {
+		ch <- s.last
+		ch <- s.min
+		ch <- s.max
+		ch <- s.avg
+	}
+}
+
+func gauge(ch chan<- prometheus.Metric, d *prometheus.Desc, v float64, labels []string) {
+	ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+}
+
+func statMetrics(ch chan<- prometheus.Metric, d statDescs, last float64, st stats, labels []string) {
+	gauge(ch, d.last, last, labels)
+	gauge(ch, d.min, st.min, labels)
+	gauge(ch, d.max, st.max, labels)
+	gauge(ch, d.avg, st.avg, labels)
+}
+
+// Collect implements prometheus.Collector. Every value is a gauge, as a JMX
+// exporter exposes MBean attributes, so the names carry no _total suffix.
+func (o *Observer) Collect(ch chan<- prometheus.Metric) {
+	nowT := o.now()
+	now := nowT.UnixNano()
+	o.mu.Lock()
+	parts := make([]*Partition, 0, len(o.parts))
+	for _, p := range o.parts {
+		parts = append(parts, p)
+	}
+	type ck struct {
+		labels [5]string
+		last   float64
+		st     stats
+	}
+	cks := make([]ck, 0, len(o.ckpts))
+	for k, s := range o.ckpts {
+		cks = append(cks, ck{k, s.last, s.w.measure(now)})
+	}
+	type labelled struct {
+		d      *prometheus.Desc
+		v      float64
+		labels []string
+	}
+	var other []labelled
+	for k, listed := range o.groups {
+		other = append(other, labelled{dCkAge, nowT.Sub(listed).Seconds(), []string{k[0], k[1], k[2]}})
+	}
+	for k, up := range o.flows {
+		v := 0.0
+		if up {
+			v = 1
+		}
+		other = append(other, labelled{dFlowUp, v, []string{k[0], k[1]}})
+	}
+	o.mu.Unlock()
+	for _, m := range other {
+		gauge(ch, m.d, m.v, m.labels)
+	}
+	for _, c := range cks {
+		statMetrics(ch, dCkLatency, c.last, c.st, c.labels[:])
+	}
+	for _, p := range parts {
+		s := p.snapshot(now)
+		l := p.labels[:]
+		gauge(ch, dRecordCount, float64(s.records), l)
+		gauge(ch, dRecordRate, s.recordRate, l)
+		gauge(ch, dByteCount, float64(s.bytes), l)
+		gauge(ch, dByteRate, s.byteRate, l)
+		statMetrics(ch, dRecordAge, s.lastAge, s.age, l)
+		statMetrics(ch, dLatency, s.lastLatency, s.latency, l)
+		if s.behind >= 0 {
+			gauge(ch, dBehind, float64(s.behind), l)
+		}
+	}
+}
