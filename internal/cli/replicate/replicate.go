@@ -15,6 +15,7 @@ import (
 	"github.com/mirrorctl/mirrorctl/internal/cli/cmdutil"
 	"github.com/mirrorctl/mirrorctl/internal/config"
 	"github.com/mirrorctl/mirrorctl/internal/iostreams"
+	"github.com/mirrorctl/mirrorctl/internal/metrics"
 	"github.com/mirrorctl/mirrorctl/internal/output"
 	"github.com/mirrorctl/mirrorctl/replicate"
 )
@@ -30,6 +31,9 @@ type ReplicateOptions struct {
 	Flows  []string // --flow A->B, repeatable; default: every enabled flow
 	DryRun bool
 	Once   bool
+	// MetricsAddr is --metrics-addr: serve Prometheus metrics, /healthz,
+	// /readyz and /status on this host:port while replicating; "" is off.
+	MetricsAddr string
 }
 
 // NewCmdReplicate returns `mirrorctl replicate`. If runF is non-nil it is
@@ -74,6 +78,7 @@ func NewCmdReplicate(f *cmdutil.Factory, runF func(*ReplicateOptions) error) *co
 	cmd.Flags().StringArrayVar(&opts.Flows, "flow", nil, "Run only this `source->target` flow (repeatable)")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "Print the topic plan per flow and change nothing")
 	cmd.Flags().BoolVar(&opts.Once, "once", false, "Copy what the sources hold now, then exit")
+	cmd.Flags().StringVar(&opts.MetricsAddr, "metrics-addr", "", "Serve Prometheus `host:port`/metrics (MM2's JMX-exporter names), /healthz, /readyz and /status, e.g. :9464")
 	return cmd
 }
 
@@ -177,7 +182,24 @@ func runReplicate(ctx context.Context, opts *ReplicateOptions) error {
 	if opts.DryRun {
 		return dryRun(ctx, opts, flows, clients)
 	}
-	m, err := replicate.New(replicate.Options{Flows: flows, Clients: clients, Logger: opts.Logger, Once: opts.Once})
+	var obs replicate.Observer
+	if opts.MetricsAddr != "" {
+		mo := metrics.New(nil)
+		srv, err := metrics.Listen(opts.MetricsAddr, mo)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			_ = srv.Close(cctx)
+		}()
+		if opts.Logger != nil {
+			opts.Logger.Info("serving metrics", "addr", srv.Addr())
+		}
+		obs = mo
+	}
+	m, err := replicate.New(replicate.Options{Flows: flows, Clients: clients, Logger: opts.Logger, Once: opts.Once, Observer: obs})
 	if err != nil {
 		return err
 	}
