@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mirrorctl/mirrorctl/audit"
 	"github.com/mirrorctl/mirrorctl/internal/cli/cmdutil"
 	"github.com/mirrorctl/mirrorctl/internal/config"
 	"github.com/mirrorctl/mirrorctl/internal/iostreams"
@@ -70,12 +71,35 @@ func newFactory(ios *iostreams.IOStreams, logger *slog.Logger, g *globalOptions)
 		kf = kafka.NewFactory(clientProps(cfg), logger)
 		return kf, nil
 	}
+	// depends on the resolved --audit-log / MIRRORCTL_AUDIT_LOG
+	f.AuditPath = func() string {
+		if g.auditLog != "" {
+			return g.auditLog
+		}
+		if p := os.Getenv("MIRRORCTL_AUDIT_LOG"); p != "" {
+			return p
+		}
+		return audit.DefaultPath()
+	}
+	// depends on AuditPath
+	var auditLog *audit.Log
+	f.Audit = sync.OnceValues(func() (*audit.Log, error) {
+		l, err := audit.Open(f.AuditPath())
+		mu.Lock()
+		auditLog = l
+		mu.Unlock()
+		return l, err
+	})
 	cleanup := func() {
 		mu.Lock()
 		defer mu.Unlock()
 		if kf != nil {
 			kf.Close()
 			kf = nil
+		}
+		if auditLog != nil {
+			_ = auditLog.Close()
+			auditLog = nil
 		}
 	}
 	return f, cleanup

@@ -245,7 +245,7 @@ func TestVerbosity(t *testing.T) {
 
 func TestHelpListsExitCodes(t *testing.T) {
 	code, out, _ := run(t, context.Background(), "--help")
-	if code != 0 || !strings.Contains(out, exitCodesHelp) || !strings.Contains(out, "  -o, --output string   Output format: {table|json|csv}") {
+	if code != 0 || !strings.Contains(out, exitCodesHelp) || !strings.Contains(strings.Join(strings.Fields(out), " "), "-o, --output string Output format: {table|json|csv}") {
 		t.Fatalf("root help (exit %d) lacks the exit-code table or enum values:\n%s", code, out)
 	}
 	code, out, _ = run(t, context.Background(), "help", "exit-codes")

@@ -29,6 +29,7 @@ type globalOptions struct {
 	format     output.Format
 	noColor    bool
 	verbose    int
+	auditLog   string
 
 	// started is set when a command's RunE begins; an error returned
 	// before that (bad flag, bad argument count, unknown command, missing
@@ -42,6 +43,7 @@ var envBindings = []struct{ flag, env string }{
 	{"output", "MIRRORCTL_OUTPUT"},
 	{"no-color", "MIRRORCTL_NO_COLOR"},
 	{"verbose", "MIRRORCTL_VERBOSE"},
+	{"audit-log", "MIRRORCTL_AUDIT_LOG"},
 }
 
 // NewCmdRoot returns the `mirrorctl` command with its persistent flags, its
@@ -58,9 +60,9 @@ func NewCmdRoot(f *cmdutil.Factory, g *globalOptions) *cobra.Command {
 			"checkpoints and heartbeats, and plans, applies and verifies consumer-group\n" +
 			"failover.\n\n" +
 			"Data goes to stdout; status lines, warnings, logs and errors go to stderr.\n\n" +
-			"Environment: MIRRORCTL_CONFIG, MIRRORCTL_OUTPUT, MIRRORCTL_NO_COLOR and\n" +
-			"MIRRORCTL_VERBOSE set the flags of the same name (a flag wins); NO_COLOR\n" +
-			"disables colour.\n\n" +
+			"Environment: MIRRORCTL_CONFIG, MIRRORCTL_OUTPUT, MIRRORCTL_NO_COLOR,\n" +
+			"MIRRORCTL_VERBOSE and MIRRORCTL_AUDIT_LOG set the flags of the same name\n" +
+			"(a flag wins); NO_COLOR disables colour.\n\n" +
 			"EXIT STATUS\n\n" + exitCodesHelp,
 		Example: strings.Join([]string{
 			"$ mirrorctl config validate -c mm2.properties",
@@ -78,6 +80,8 @@ func NewCmdRoot(f *cmdutil.Factory, g *globalOptions) *cobra.Command {
 	cmdutil.StringEnumFlag(cmd, pf, &g.output, "output", "o", string(output.FormatTable), output.Formats(), "Output format")
 	pf.BoolVar(&g.noColor, "no-color", false, "Disable colour (also NO_COLOR)")
 	pf.CountVarP(&g.verbose, "verbose", "v", "Log more to stderr: -v info, -vv debug")
+	pf.StringVar(&g.auditLog, "audit-log", "", "Audit log file (default $MIRRORCTL_AUDIT_LOG, then $XDG_STATE_HOME/mirrorctl/audit.jsonl)")
+	_ = cmd.MarkPersistentFlagFilename("audit-log", "jsonl")
 
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cmdutil.FlagErrorWrap(err) })
 
@@ -138,6 +142,7 @@ func resolveGlobals(root *cobra.Command, f *cmdutil.Factory, g *globalOptions) e
 	g.format, g.output = format, string(format)
 	g.noColor = v.GetBool("no-color")
 	g.verbose = v.GetInt("verbose")
+	g.auditLog = v.GetString("audit-log")
 
 	if g.noColor || os.Getenv("NO_COLOR") != "" {
 		f.IO.SetColorDisabled(true)

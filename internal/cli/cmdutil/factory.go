@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/mirrorctl/mirrorctl/audit"
 	"github.com/mirrorctl/mirrorctl/internal/config"
 	"github.com/mirrorctl/mirrorctl/internal/iostreams"
 	"github.com/mirrorctl/mirrorctl/internal/kafka"
@@ -42,4 +43,14 @@ type Factory struct {
 	Kafka func() (*kafka.Factory, error)
 	// Output returns the -o/--output format (or $MIRRORCTL_OUTPUT).
 	Output func() output.Format
+
+	// AuditPath returns the audit log chosen by --audit-log, else
+	// $MIRRORCTL_AUDIT_LOG, else audit.DefaultPath(). Reading it opens
+	// nothing (audit show/verify use it).
+	AuditPath func() string
+	// Audit opens AuditPath() for appending (creating it, mode 0600) on
+	// first call and returns the same *audit.Log (or error) afterwards.
+	// Acting commands call it before their first write, then Log.Begin and
+	// Operation.End. Closed by internal/cli when the command returns.
+	Audit func() (*audit.Log, error)
 }
