@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
+	"github.com/mirrorctl/mirrorctl/internal/cli/auditcmd"
 	"github.com/mirrorctl/mirrorctl/internal/cli/cmdutil"
 	"github.com/mirrorctl/mirrorctl/internal/cli/completion"
 	"github.com/mirrorctl/mirrorctl/internal/cli/configcmd"
@@ -93,6 +94,7 @@ func NewCmdRoot(f *cmdutil.Factory, g *globalOptions) *cobra.Command {
 	cmd.AddCommand(dump.NewCmdCheckpoints(f))
 	cmd.AddCommand(dump.NewCmdOffsetSyncs(f))
 	cmd.AddCommand(dump.NewCmdHeartbeats(f))
+	cmd.AddCommand(auditcmd.NewCmdAudit(f))
 	for _, t := range helpTopics {
 		cmd.AddCommand(newHelpTopic(t.name, t.short, t.long))
 	}
