@@ -1,0 +1,447 @@
+package lag
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/mirrorctl/mirrorctl/replicate"
+	"github.com/mirrorctl/mirrorctl/replicate/mm2"
+	"github.com/mirrorctl/mirrorctl/replicate/syncstore"
+)
+
+// Where a partition's replicated offset comes from (PartitionLag.From).
+const (
+	// FromProgress: mirrorctl's progress topic on the target (mirrorctl
+	// replicates the flow); exact.
+	FromProgress = "progress"
+	// FromOffsetSyncs: the newest offset sync of the partition (MM2, or
+	// mirrorctl without progress), extended by the records the target
+	// holds after that sync's downstream offset.
+	FromOffsetSyncs = "offset-syncs"
+	// FromNone: nothing says the partition was ever replicated.
+	FromNone = "none"
+)
+
+// FlowLag is one flow in the lag report.
+type FlowLag struct {
+	Source string `json:"source"`
+	Target string `json:"target"`
+	// HeartbeatAgeMs is now minus the timestamp of the newest heartbeat
+	// keyed (source, target) in the target's heartbeats topic (written by
+	// MM2's MirrorHeartbeatTask or by mirrorctl), in ms; null when none.
+	HeartbeatAgeMs *int64         `json:"heartbeat_age_ms"`
+	Partitions     []PartitionLag `json:"partitions"`
+	Groups         []GroupLag     `json:"groups"`
+}
+
+// PartitionLag is the replication lag of one source partition.
+type PartitionLag struct {
+	SourceTopic string `json:"source_topic"`
+	Topic       string `json:"topic"` // remote topic on the target
+	Partition   int32  `json:"partition"`
+	// SourceEndOffset is the source partition's end offset (high watermark).
+	SourceEndOffset int64 `json:"source_end_offset"`
+	// ReplicatedOffset is the source offset of the last record known to be
+	// on the target; -1 when none is.
+	ReplicatedOffset int64 `json:"replicated_offset"`
+	// RecordsBehind is the source offsets not yet on the target that the
+	// source still holds: SourceEndOffset - max(ReplicatedOffset+1, log
+	// start). Transaction markers count, as in consumer lag.
+	RecordsBehind int64 `json:"records_behind"`
+	// TimeBehindMs is now minus the timestamp of the oldest source record
+	// not yet on the target, in ms; 0 when caught up, null when it could
+	// not be read.
+	TimeBehindMs *int64 `json:"time_behind_ms"`
+	// TargetEndOffset is the remote partition's end offset; 0 when missing.
+	TargetEndOffset int64 `json:"target_end_offset"`
+	// From is FromProgress, FromOffsetSyncs or FromNone.
+	From   string `json:"from"`
+	Breach bool   `json:"breach,omitempty"`
+
+	next int64 // first source offset not on the target
+}
+
+// GroupLag is one consumer group's checkpoint state for the flow.
+type GroupLag struct {
+	Group string `json:"group"`
+	// CheckpointAgeMs is now minus the record timestamp of the group's
+	// newest checkpoint (when its source offsets were listed), in ms; null
+	// when the group has none.
+	CheckpointAgeMs *int64 `json:"checkpoint_age_ms"`
+	// RereadsOnFailover estimates the records the group would read again
+	// if it moved to the target now, summed over its partitions (see
+	// GroupPartition.Rereads).
+	RereadsOnFailover int64            `json:"rereads_on_failover"`
+	Partitions        []GroupPartition `json:"partitions"`
+	Breach            bool             `json:"breach,omitempty"`
+}
+
+// GroupPartition is one checkpointed partition of a group.
+type GroupPartition struct {
+	Topic     string `json:"topic"` // target-side topic, as in the checkpoint
+	Partition int32  `json:"partition"`
+	// CommittedOffset is the group's committed offset on the source now;
+	// -1 when it has none.
+	CommittedOffset  int64 `json:"committed_offset"`
+	UpstreamOffset   int64 `json:"upstream_offset"`   // the checkpoint's source offset
+	DownstreamOffset int64 `json:"downstream_offset"` // the checkpoint's target offset
+	// Rereads is a conservative (high) estimate of the source offsets a
+	// consumer restarting at DownstreamOffset on the target would see again:
+	// (CommittedOffset - UpstreamOffset), the commits since the checkpoint,
+	// plus (UpstreamOffset - the source offset DownstreamOffset maps back to
+	// by the newest offset sync at or below it), the slack of MM2's
+	// conservative translation. Exact translation is `failover`'s job.
+	Rereads int64 `json:"rereads"`
+}
+
+// collector reads one flow's lag.
+type collector struct {
+	clients replicate.Clients
+	fc      replicate.FlowConfig
+	now     time.Time
+	groups  []string // --group; empty means every group with checkpoints
+	// fetchTimeout bounds the read of the oldest uncopied records.
+	fetchTimeout time.Duration
+}
+
+func (c *collector) collect(ctx context.Context) (FlowLag, error) {
+	fc := c.fc
+	fl := FlowLag{Source: fc.Source, Target: fc.Target, Partitions: []PartitionLag{}, Groups: []GroupLag{}}
+	src, err := c.clients.Admin(fc.Source)
+	if err != nil {
+		return fl, err
+	}
+	tgt, err := c.clients.Admin(fc.Target)
+	if err != nil {
+		return fl, err
+	}
+	plan, err := replicate.PlanFlow(ctx, fc, src, tgt)
+	if err != nil {
+		return fl, err
+	}
+	var topics, remotes []string
+	remoteToSource := map[string]string{}
+	for _, t := range plan.Replicated() {
+		topics = append(topics, t.Topic)
+		remotes = append(remotes, t.RemoteTopic)
+		remoteToSource[t.RemoteTopic] = t.Topic
+	}
+	progress, err := c.readProgress(ctx)
+	if err != nil {
+		return fl, err
+	}
+	syncs, err := c.readSyncs(ctx)
+	if err != nil {
+		return fl, err
+	}
+	if len(topics) > 0 {
+		if err := c.partitions(ctx, &fl, plan, src, tgt, topics, remotes, progress, syncs); err != nil {
+			return fl, err
+		}
+	}
+	if fl.HeartbeatAgeMs, err = c.heartbeatAge(ctx, tgt); err != nil {
+		return fl, err
+	}
+	if fl.Groups, err = c.groupLag(ctx, src, syncs, remoteToSource); err != nil {
+		return fl, err
+	}
+	return fl, nil
+}
+
+func (c *collector) partitions(ctx context.Context, fl *FlowLag, plan *replicate.Plan, src, tgt *kadm.Client, topics, remotes []string,
+	progress map[tpKey]int64, syncs *syncstore.Store) error {
+	fc := c.fc
+	srcStarts, err := src.ListStartOffsets(ctx, topics...)
+	if err != nil {
+		return fmt.Errorf("flow %s: list start offsets on %s: %w", fc.Name(), fc.Source, err)
+	}
+	srcEnds, err := src.ListEndOffsets(ctx, topics...)
+	if err != nil {
+		return fmt.Errorf("flow %s: list end offsets on %s: %w", fc.Name(), fc.Source, err)
+	}
+	tgtEnds, err := tgt.ListEndOffsets(ctx, remotes...)
+	if err != nil {
+		return fmt.Errorf("flow %s: list end offsets on %s: %w", fc.Name(), fc.Target, err)
+	}
+	for _, t := range plan.Replicated() {
+		for p := int32(0); p < t.Partitions; p++ {
+			s, sok := srcStarts.Lookup(t.Topic, p)
+			e, eok := srcEnds.Lookup(t.Topic, p)
+			if !sok || !eok || s.Err != nil || e.Err != nil {
+				return fmt.Errorf("flow %s: offsets of %s[%d] on %s: %v", fc.Name(), t.Topic, p, fc.Source, errors.Join(s.Err, e.Err))
+			}
+			pl := PartitionLag{SourceTopic: t.Topic, Topic: t.RemoteTopic, Partition: p, SourceEndOffset: e.Offset, From: FromNone}
+			if te, ok := tgtEnds.Lookup(t.RemoteTopic, p); ok && te.Err == nil {
+				pl.TargetEndOffset = te.Offset
+			}
+			next := int64(0)
+			if n, ok := progress[tpKey{t.Topic, p}]; ok {
+				next, pl.From = n, FromProgress
+			} else if ss := syncs.Syncs(t.Topic, p); len(ss) > 0 {
+				// Records after the sync's downstream offset on the target
+				// are copies of source records after its upstream offset,
+				// one for one at least (source offsets may have gaps), so
+				// this is a lower bound of what is on the target.
+				sy := ss[0]
+				next, pl.From = sy.UpstreamOffset+1+max(0, pl.TargetEndOffset-1-sy.DownstreamOffset), FromOffsetSyncs
+			}
+			next = min(next, e.Offset)
+			pl.ReplicatedOffset = next - 1
+			if pl.From == FromNone {
+				pl.ReplicatedOffset = -1
+			}
+			pl.next = max(next, s.Offset)
+			pl.RecordsBehind = max(0, e.Offset-pl.next)
+			if pl.RecordsBehind == 0 {
+				zero := int64(0)
+				pl.TimeBehindMs = &zero
+			}
+			fl.Partitions = append(fl.Partitions, pl)
+		}
+	}
+	return c.timeBehind(ctx, fl.Partitions)
+}
+
+// timeBehind reads, for each partition behind, the first source record at
+// or after its next offset, and sets TimeBehindMs to now minus its
+// timestamp. Partitions whose record cannot be read within fetchTimeout
+// (e.g. only transaction markers remain) keep a null TimeBehindMs.
+func (c *collector) timeBehind(ctx context.Context, parts []PartitionLag) error {
+	want := map[string]map[int32]kgo.Offset{}
+	idx := map[tpKey]int{}
+	for i, p := range parts {
+		if p.RecordsBehind == 0 {
+			continue
+		}
+		if want[p.SourceTopic] == nil {
+			want[p.SourceTopic] = map[int32]kgo.Offset{}
+		}
+		want[p.SourceTopic][p.Partition] = kgo.NewOffset().At(p.next)
+		idx[tpKey{p.SourceTopic, p.Partition}] = i
+	}
+	if len(idx) == 0 {
+		return nil
+	}
+	cl, err := c.clients.Client(c.fc.Source, "consumer", kgo.ConsumePartitions(want),
+		kgo.FetchMaxPartitionBytes(64<<10), kgo.FetchMaxBytes(1<<20))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	fctx, cancel := context.WithTimeout(ctx, c.fetchTimeout)
+	defer cancel()
+	for len(idx) > 0 {
+		fs := cl.PollFetches(fctx)
+		if fctx.Err() != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return nil // what is left stays unknown
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			k := tpKey{r.Topic, r.Partition}
+			i, ok := idx[k]
+			if !ok {
+				return
+			}
+			ms := max(0, c.now.Sub(r.Timestamp).Milliseconds())
+			parts[i].TimeBehindMs = &ms
+			delete(idx, k)
+			cl.PauseFetchPartitions(map[string][]int32{r.Topic: {r.Partition}})
+		})
+	}
+	return nil
+}
+
+type tpKey struct {
+	topic     string
+	partition int32
+}
+
+// readProgress reads mirrorctl's progress topic of the flow on the target:
+// the newest record per source partition (JSON key {"topic","partition"},
+// value {"offset": next source offset}). Undecodable records are skipped.
+func (c *collector) readProgress(ctx context.Context) (map[tpKey]int64, error) {
+	out := map[tpKey]int64{}
+	topic := replicate.ProgressTopic(c.fc.Policy, c.fc.Source)
+	err := replicate.ReadInternalTopic(ctx, c.clients, c.fc.Target, topic, func(r *kgo.Record) {
+		var k struct {
+			Topic     string `json:"topic"`
+			Partition int32  `json:"partition"`
+		}
+		var v struct {
+			Offset *int64 `json:"offset"`
+		}
+		if json.Unmarshal(r.Key, &k) != nil || r.Value == nil || json.Unmarshal(r.Value, &v) != nil || v.Offset == nil || k.Topic == "" {
+			return
+		}
+		out[tpKey{k.Topic, k.Partition}] = *v.Offset
+	})
+	return out, err
+}
+
+// readSyncs reads the flow's offset-syncs topic (where
+// offset-syncs.topic.location puts it) into an MM2 OffsetSyncStore.
+func (c *collector) readSyncs(ctx context.Context) (*syncstore.Store, error) {
+	st := syncstore.New(false)
+	alias, topic := c.fc.OffsetSyncsTopic()
+	err := replicate.ReadInternalTopic(ctx, c.clients, alias, topic, func(r *kgo.Record) {
+		if s, err := mm2.DecodeOffsetSync(r.Key, r.Value); err == nil {
+			st.Add(s)
+		}
+	})
+	st.ReadToEnd()
+	return st, err
+}
+
+// heartbeatTail is how many records from the end of the heartbeats topic
+// are searched for the flow's newest heartbeat. The topic is compacted and
+// holds one key per flow into the cluster, so this covers it in practice.
+const heartbeatTail = 10000
+
+// heartbeatAge returns now minus the newest heartbeat of the flow, in ms.
+func (c *collector) heartbeatAge(ctx context.Context, tgt *kadm.Client) (*int64, error) {
+	topic := c.fc.Policy.HeartbeatsTopic()
+	ends, err := tgt.ListEndOffsets(ctx, topic)
+	if err != nil {
+		return nil, fmt.Errorf("list end offsets of %s on %s: %w", topic, c.fc.Target, err)
+	}
+	end, ok := ends.Lookup(topic, 0)
+	if !ok || end.Err != nil || end.Offset <= 0 {
+		return nil, nil
+	}
+	starts, err := tgt.ListStartOffsets(ctx, topic)
+	if err != nil {
+		return nil, fmt.Errorf("list start offsets of %s on %s: %w", topic, c.fc.Target, err)
+	}
+	from := max(int64(0), end.Offset-heartbeatTail)
+	if s, ok := starts.Lookup(topic, 0); ok && s.Err == nil {
+		if s.Offset >= end.Offset {
+			return nil, nil
+		}
+		from = max(from, s.Offset)
+	}
+	cl, err := c.clients.Client(c.fc.Target, "consumer",
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().At(from)}}))
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	newest := int64(-1)
+	fctx, cancel := context.WithTimeout(ctx, c.fetchTimeout)
+	defer cancel()
+	for done := false; !done; {
+		fs := cl.PollFetches(fctx)
+		if err := fctx.Err(); err != nil {
+			if ctx.Err() == nil && newest >= 0 {
+				break // the end is transaction markers: what was read is enough
+			}
+			return nil, fmt.Errorf("read %s on %s: %w", topic, c.fc.Target, err)
+		}
+		var ferr error
+		fs.EachError(func(t string, p int32, err error) { ferr = fmt.Errorf("read %s[%d] on %s: %w", t, p, c.fc.Target, err) })
+		if ferr != nil {
+			return nil, ferr
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			if r.Offset+1 >= end.Offset {
+				done = true
+			}
+			hb, err := mm2.DecodeHeartbeat(r.Key, r.Value)
+			if err == nil && hb.SourceAlias == c.fc.Source && hb.TargetAlias == c.fc.Target && hb.Timestamp > newest {
+				newest = hb.Timestamp
+			}
+		})
+	}
+	if newest < 0 {
+		return nil, nil
+	}
+	age := max(0, c.now.UnixMilli()-newest)
+	return &age, nil
+}
+
+// groupLag reads the checkpoints topic of the flow on the target and
+// compares each group's newest checkpoints with its source commits.
+func (c *collector) groupLag(ctx context.Context, src *kadm.Client, syncs *syncstore.Store, remoteToSource map[string]string) ([]GroupLag, error) {
+	type ckKey struct {
+		group, topic string
+		partition    int32
+	}
+	latest := map[ckKey]mm2.Checkpoint{}
+	newestTs := map[string]time.Time{}
+	topic := c.fc.Policy.CheckpointsTopic(c.fc.Source)
+	err := replicate.ReadInternalTopic(ctx, c.clients, c.fc.Target, topic, func(r *kgo.Record) {
+		ck, err := mm2.DecodeCheckpoint(r.Key, r.Value)
+		if err != nil {
+			return
+		}
+		latest[ckKey{ck.Group, ck.Topic, ck.Partition}] = ck
+		if r.Timestamp.After(newestTs[ck.Group]) {
+			newestTs[ck.Group] = r.Timestamp
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	groups := c.groups
+	if len(groups) == 0 {
+		for g := range newestTs {
+			groups = append(groups, g)
+		}
+		sort.Strings(groups)
+	}
+	byGroup := map[string][]mm2.Checkpoint{}
+	for _, ck := range latest {
+		byGroup[ck.Group] = append(byGroup[ck.Group], ck)
+	}
+	out := []GroupLag{}
+	for _, g := range groups {
+		gl := GroupLag{Group: g, Partitions: []GroupPartition{}}
+		if ts, ok := newestTs[g]; ok {
+			age := max(0, c.now.Sub(ts).Milliseconds())
+			gl.CheckpointAgeMs = &age
+		}
+		cks := byGroup[g]
+		if len(cks) > 0 {
+			committed, err := src.FetchOffsets(ctx, g)
+			if err != nil {
+				return nil, fmt.Errorf("flow %s: fetch offsets of group %s on %s: %w", c.fc.Name(), g, c.fc.Source, err)
+			}
+			sort.Slice(cks, func(i, j int) bool {
+				if cks[i].Topic != cks[j].Topic {
+					return cks[i].Topic < cks[j].Topic
+				}
+				return cks[i].Partition < cks[j].Partition
+			})
+			for _, ck := range cks {
+				srcTopic, ok := remoteToSource[ck.Topic]
+				if !ok {
+					srcTopic = ck.Topic
+					if up, ok := c.fc.Policy.UpstreamTopic(ck.Topic); ok {
+						srcTopic = up
+					}
+				}
+				gp := GroupPartition{Topic: ck.Topic, Partition: ck.Partition, CommittedOffset: -1,
+					UpstreamOffset: ck.UpstreamOffset, DownstreamOffset: ck.DownstreamOffset}
+				if o, ok := committed.Lookup(srcTopic, ck.Partition); ok && o.Err == nil && o.At >= 0 {
+					gp.CommittedOffset = o.At
+					gp.Rereads = max(0, o.At-ck.UpstreamOffset)
+				}
+				if up, ok := syncs.TranslateUpstream(srcTopic, ck.Partition, ck.DownstreamOffset); ok {
+					gp.Rereads += max(0, ck.UpstreamOffset-up)
+				}
+				gl.RereadsOnFailover += gp.Rereads
+				gl.Partitions = append(gl.Partitions, gp)
+			}
+		}
+		out = append(out, gl)
+	}
+	return out, nil
+}

@@ -1,0 +1,397 @@
+// Package lag implements `mirrorctl lag`: replication lag per remote
+// partition, heartbeat age per flow and checkpoint age and failover re-reads
+// per consumer group, with thresholds that make it exit 3 for cron jobs and
+// CI gates, and a --watch mode.
+//
+// Sources of truth, all read-only: the source and target partitions' end
+// offsets (ListOffsets), mirrorctl's progress topic on the target (when
+// mirrorctl replicates), MM2's offset-syncs topic (when MM2 does), the
+// target's heartbeats topic and <source>.checkpoints.internal (MM2-COMPAT
+// sections 1, 2, 6 and 7), the source groups' committed offsets
+// (OffsetFetch), and one Fetch per lagging partition for the timestamp of
+// its oldest record not yet copied.
+package lag
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mirrorctl/mirrorctl/internal/cli/cmdutil"
+	"github.com/mirrorctl/mirrorctl/internal/cli/dump"
+	"github.com/mirrorctl/mirrorctl/internal/config"
+	"github.com/mirrorctl/mirrorctl/internal/iostreams"
+	"github.com/mirrorctl/mirrorctl/internal/output"
+	"github.com/mirrorctl/mirrorctl/replicate"
+)
+
+// Options are the dependencies and flags of `mirrorctl lag`.
+type Options struct {
+	IO      *iostreams.IOStreams
+	Output  func() output.Format
+	Config  func() (*config.Config, error)
+	Clients func() (replicate.Clients, error)
+	Now     func() time.Time
+	Logger  *slog.Logger
+
+	// Source and Target are --source/--target; both empty means every
+	// enabled flow.
+	Source, Target string
+	Groups         []string // --group, repeatable
+	Watch          bool
+	Interval       time.Duration // --interval, default 2s
+	// Count is the hidden --count: stop --watch after this many refreshes
+	// (0: until interrupted).
+	Count int
+
+	// Thresholds; a zero or negative value is off (MaxRecords: -1 off).
+	MaxLatency time.Duration
+	MaxRecords int64
+	StaleAfter time.Duration
+
+	// FetchTimeout bounds the read of the oldest uncopied records and of
+	// the heartbeats; default 10s.
+	FetchTimeout time.Duration
+}
+
+// Result is the JSON document of `mirrorctl lag -o json` (one per line
+// with --watch).
+type Result struct {
+	output.Envelope
+	Flows    []FlowLag `json:"flows"`
+	Breaches []Breach  `json:"breaches"`
+}
+
+// Threshold names used in Breach.Check.
+const (
+	CheckMaxLatency = "max-latency"
+	CheckMaxRecords = "max-records"
+	CheckStaleAfter = "stale-after"
+)
+
+// Breach is one threshold exceeded.
+type Breach struct {
+	Flow  string `json:"flow"`  // "source->target"
+	Check string `json:"check"` // CheckMaxLatency, CheckMaxRecords or CheckStaleAfter
+	// Subject is "<remote topic>[<partition>]", "heartbeat" or
+	// "group <id>".
+	Subject string `json:"subject"`
+	// Value is what was measured: ms for latency and staleness, records
+	// for max-records; -1 when it is unknown (no heartbeat or checkpoint,
+	// unreadable oldest record), which counts as a breach.
+	Value int64 `json:"value"`
+	Limit int64 `json:"limit"` // the threshold, same unit
+}
+
+// NewCmdLag returns `mirrorctl lag`. If runF is non-nil it is called with
+// the options instead of running (tests).
+func NewCmdLag(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+	opts := &Options{
+		IO: f.IO, Output: f.Output, Config: f.Config, Now: f.Now, Logger: f.Logger,
+		Clients: func() (replicate.Clients, error) { return f.Kafka() },
+	}
+	cmd := &cobra.Command{
+		Use:   "lag [--source <alias> --target <alias>] [--group <id>]... [--watch [--interval 2s]] [--max-latency DUR] [--max-records N] [--stale-after DUR]",
+		Short: "Show replication and checkpoint lag; exit 3 over a threshold",
+		Long: "For every replicated partition of each enabled flow (or the one chosen with\n" +
+			"--source/--target): the source end offset, the last replicated source offset,\n" +
+			"records behind, time behind (age of the oldest source record not yet on the\n" +
+			"target; 0 when caught up) and the target end offset. The replicated offset\n" +
+			"comes from mirrorctl's progress topic where mirrorctl replicates (from =\n" +
+			"progress), else from the newest MM2 offset sync plus the records the target\n" +
+			"holds after it (from = offset-syncs). Per flow: the age of its newest\n" +
+			"heartbeat. Per group (--group, or every group with checkpoints): the age of\n" +
+			"its newest checkpoint, and how many records a failover now would re-read: the\n" +
+			"group's commits since the checkpoint plus the slack of MM2's conservative\n" +
+			"translation (an upper estimate; `failover` computes the exact offsets).\n\n" +
+			"Thresholds: time behind over --max-latency, records behind over\n" +
+			"--max-records, or a heartbeat or checkpoint older than --stale-after (or\n" +
+			"missing) is a breach: it is marked, listed under \"breaches\" in JSON, and the\n" +
+			"exit code is 3.\n\n" +
+			"--watch refreshes every --interval: redrawn in place on a terminal, one JSON\n" +
+			"document per line (JSON Lines) otherwise or with -o json.\n\n" +
+			"EXIT STATUS\n\n" +
+			"  0    no threshold breached (or none given)\n" +
+			"  1    a cluster could not be read\n" +
+			"  2    bad flags or an invalid mm2.properties\n" +
+			"  3    a threshold was breached (with --watch: in the last refresh)\n" +
+			"  130  interrupted",
+		Example: "$ mirrorctl lag -c mm2.properties\n" +
+			"$ mirrorctl lag --source us-east --target eu-west --max-latency 30s --stale-after 2m -o json\n" +
+			"$ mirrorctl lag --group billing --watch --interval 5s",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !cmd.Flags().Changed("max-records") {
+				opts.MaxRecords = -1
+			} else if opts.MaxRecords < 0 {
+				return cmdutil.FlagErrorf("--max-records %d: must be 0 or more", opts.MaxRecords)
+			}
+			for _, d := range []struct {
+				name string
+				v    time.Duration
+			}{{"max-latency", opts.MaxLatency}, {"stale-after", opts.StaleAfter}} {
+				if cmd.Flags().Changed(d.name) && d.v <= 0 {
+					return cmdutil.FlagErrorf("--%s %s: must be positive", d.name, d.v)
+				}
+			}
+			if opts.Interval <= 0 {
+				return cmdutil.FlagErrorf("--interval %s: must be positive", opts.Interval)
+			}
+			if !opts.Watch && (cmd.Flags().Changed("interval") || opts.Count > 0) {
+				return cmdutil.FlagErrorf("--interval and --count need --watch")
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return Run(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Source, "source", "", "Source cluster `alias` of the flow")
+	fl.StringVar(&opts.Target, "target", "", "Target cluster `alias` of the flow")
+	fl.StringArrayVar(&opts.Groups, "group", nil, "Consumer `group` to report (repeatable; default: every group with checkpoints)")
+	fl.BoolVar(&opts.Watch, "watch", false, "Refresh until interrupted")
+	fl.DurationVar(&opts.Interval, "interval", 2*time.Second, "Refresh `interval` for --watch")
+	fl.IntVar(&opts.Count, "count", 0, "Stop --watch after N refreshes")
+	_ = fl.MarkHidden("count")
+	fl.DurationVar(&opts.MaxLatency, "max-latency", 0, "Breach when a partition's time behind exceeds `duration`")
+	fl.Int64Var(&opts.MaxRecords, "max-records", 0, "Breach when a partition is more than `N` records behind")
+	fl.DurationVar(&opts.StaleAfter, "stale-after", 0, "Breach when a heartbeat or checkpoint is older than `duration` (or missing)")
+	return cmd
+}
+
+// Run collects and prints the lag once, or repeatedly with Watch. It
+// returns cmdutil.ErrCheckFailed (exit 3) when the (last) report has a
+// breach.
+func Run(ctx context.Context, opts *Options) error {
+	cfg, err := opts.Config()
+	if cfg != nil {
+		cmdutil.PrintWarnings(opts.IO, cfg.Warnings)
+	}
+	if err != nil {
+		return err
+	}
+	flows, err := selectFlows(cfg, opts.Source, opts.Target)
+	if err != nil {
+		return err
+	}
+	clients, err := opts.Clients()
+	if err != nil {
+		return err
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.FetchTimeout <= 0 {
+		opts.FetchTimeout = 10 * time.Second
+	}
+	if !opts.Watch {
+		res, err := Collect(ctx, opts, clients, flows)
+		if err != nil {
+			return err
+		}
+		if opts.Output() == output.FormatJSON {
+			if err := output.WriteJSON(opts.IO.Out, res); err != nil {
+				return err
+			}
+		} else if err := renderTables(opts.IO.Out, opts, res); err != nil {
+			return err
+		}
+		return exitFor(res)
+	}
+	jsonLines := opts.Output() == output.FormatJSON || !opts.IO.IsStdoutTTY()
+	t := time.NewTicker(opts.Interval)
+	defer t.Stop()
+	for i := 1; ; i++ {
+		res, err := Collect(ctx, opts, clients, flows)
+		if err != nil {
+			return err
+		}
+		if jsonLines {
+			err = output.WriteJSONLine(opts.IO.Out, res)
+		} else {
+			// Clear the screen and home the cursor, then draw.
+			fmt.Fprint(opts.IO.Out, "\x1b[H\x1b[2J")
+			fmt.Fprintf(opts.IO.Out, "mirrorctl lag — every %s — %s\n\n", opts.Interval, opts.Now().Format(time.TimeOnly))
+			err = renderTables(opts.IO.Out, opts, res)
+		}
+		if err != nil {
+			return err
+		}
+		if opts.Count > 0 && i >= opts.Count {
+			return exitFor(res)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+func exitFor(res Result) error {
+	if len(res.Breaches) > 0 {
+		return cmdutil.ErrCheckFailed
+	}
+	return nil
+}
+
+// selectFlows returns the flows to report: the one named by source/target
+// (dump.ResolveFlow rules) or, with neither, every enabled flow.
+func selectFlows(cfg *config.Config, source, target string) ([]replicate.FlowConfig, error) {
+	var out []replicate.FlowConfig
+	if source == "" && target == "" {
+		for _, f := range cfg.EnabledFlows() {
+			out = append(out, cmdutil.FlowConfig(cfg, f))
+		}
+		if len(out) == 0 {
+			return nil, cmdutil.FlagErrorf("%s enables no flow: set <source>-><target>.enabled = true, or name one with --source and --target", cfg.File)
+		}
+		return out, nil
+	}
+	fl, err := dump.ResolveFlow(cfg, source, target)
+	if err != nil {
+		return nil, err
+	}
+	return []replicate.FlowConfig{cmdutil.FlowConfig(cfg, fl)}, nil
+}
+
+// Collect reads every flow's lag at opts.Now() and evaluates the
+// thresholds. Errors name the flow, cluster and topic that could not be
+// read.
+func Collect(ctx context.Context, opts *Options, clients replicate.Clients, flows []replicate.FlowConfig) (Result, error) {
+	res := Result{Envelope: output.NewEnvelope(), Flows: []FlowLag{}, Breaches: []Breach{}}
+	now := opts.Now()
+	for _, fc := range flows {
+		c := &collector{clients: clients, fc: fc, now: now, groups: opts.Groups, fetchTimeout: opts.FetchTimeout}
+		fl, err := c.collect(ctx)
+		if err != nil {
+			return res, err
+		}
+		res.Breaches = append(res.Breaches, evaluate(opts, fc, &fl)...)
+		res.Flows = append(res.Flows, fl)
+	}
+	sort.SliceStable(res.Flows, func(i, j int) bool {
+		return res.Flows[i].Source+"->"+res.Flows[i].Target < res.Flows[j].Source+"->"+res.Flows[j].Target
+	})
+	return res, nil
+}
+
+// evaluate applies the thresholds to fl, marks what breached, and returns
+// the breaches.
+func evaluate(opts *Options, fc replicate.FlowConfig, fl *FlowLag) []Breach {
+	var out []Breach
+	name := fc.Name()
+	for i := range fl.Partitions {
+		p := &fl.Partitions[i]
+		subject := p.Topic + "[" + strconv.Itoa(int(p.Partition)) + "]"
+		if opts.MaxRecords >= 0 && p.RecordsBehind > opts.MaxRecords {
+			p.Breach = true
+			out = append(out, Breach{name, CheckMaxRecords, subject, p.RecordsBehind, opts.MaxRecords})
+		}
+		if opts.MaxLatency > 0 {
+			limit := opts.MaxLatency.Milliseconds()
+			switch {
+			case p.TimeBehindMs == nil:
+				p.Breach = true
+				out = append(out, Breach{name, CheckMaxLatency, subject, -1, limit})
+			case *p.TimeBehindMs > limit:
+				p.Breach = true
+				out = append(out, Breach{name, CheckMaxLatency, subject, *p.TimeBehindMs, limit})
+			}
+		}
+	}
+	if opts.StaleAfter > 0 {
+		limit := opts.StaleAfter.Milliseconds()
+		stale := func(age *int64) (int64, bool) {
+			if age == nil {
+				return -1, true
+			}
+			return *age, *age > limit
+		}
+		if fc.EmitHeartbeats || fl.HeartbeatAgeMs != nil {
+			if v, bad := stale(fl.HeartbeatAgeMs); bad {
+				out = append(out, Breach{name, CheckStaleAfter, "heartbeat", v, limit})
+			}
+		}
+		for i := range fl.Groups {
+			g := &fl.Groups[i]
+			if v, bad := stale(g.CheckpointAgeMs); bad {
+				g.Breach = true
+				out = append(out, Breach{name, CheckStaleAfter, "group " + g.Group, v, limit})
+			}
+		}
+	}
+	return out
+}
+
+func msCell(v *int64) string {
+	if v == nil {
+		return "-"
+	}
+	return (time.Duration(*v) * time.Millisecond).String()
+}
+
+// renderTables prints three tables: partitions, flows (heartbeats), groups.
+// On a terminal each has a title and breaches are red, healthy rows green.
+func renderTables(w io.Writer, opts *Options, res Result) error {
+	ios, format := opts.IO, opts.Output()
+	st := output.NewStyles(ios)
+	tty := ios.IsStdoutTTY() && format == output.FormatTable
+	status := func(breach bool) string {
+		if breach {
+			return st.Error("BREACH")
+		}
+		return st.OK("ok")
+	}
+	breachedHB := map[string]bool{}
+	for _, b := range res.Breaches {
+		if b.Subject == "heartbeat" {
+			breachedHB[b.Flow] = true
+		}
+	}
+	pt := output.NewTable("flow", "topic", "partition", "source end", "replicated", "records behind", "time behind", "target end", "from", "status")
+	ft := output.NewTable("flow", "heartbeat age", "status")
+	gt := output.NewTable("flow", "group", "checkpoint age", "rereads on failover", "status")
+	for _, f := range res.Flows {
+		name := f.Source + "->" + f.Target
+		for _, p := range f.Partitions {
+			pt.AddRow(name, p.Topic, strconv.Itoa(int(p.Partition)), output.Count(ios, p.SourceEndOffset), strconv.FormatInt(p.ReplicatedOffset, 10),
+				output.Count(ios, p.RecordsBehind), msCell(p.TimeBehindMs), output.Count(ios, p.TargetEndOffset), p.From, status(p.Breach))
+		}
+		ft.AddRow(name, msCell(f.HeartbeatAgeMs), status(breachedHB[name]))
+		for _, g := range f.Groups {
+			gt.AddRow(name, g.Group, msCell(g.CheckpointAgeMs), output.Count(ios, g.RereadsOnFailover), status(g.Breach))
+		}
+	}
+	sections := []struct {
+		title string
+		t     *output.Table
+	}{{"Partitions", pt}, {"Flows", ft}, {"Groups", gt}}
+	first := true
+	for _, s := range sections {
+		if s.t.Len() == 0 {
+			continue
+		}
+		if !first {
+			fmt.Fprintln(w)
+		}
+		first = false
+		if tty {
+			fmt.Fprintln(w, st.Bold(s.title))
+		}
+		if err := s.t.Render(ios, format); err != nil {
+			return err
+		}
+	}
+	if tty && len(res.Breaches) > 0 {
+		fmt.Fprintf(w, "\n%s %d threshold breach(es)\n", st.FailureIcon(), len(res.Breaches))
+	}
+	return nil
+}
