@@ -14,6 +14,7 @@ import (
 	"github.com/mirrorctl/mirrorctl/internal/cli/configcmd"
 	"github.com/mirrorctl/mirrorctl/internal/cli/demo"
 	"github.com/mirrorctl/mirrorctl/internal/cli/dump"
+	"github.com/mirrorctl/mirrorctl/internal/cli/lag"
 	replicatecmd "github.com/mirrorctl/mirrorctl/internal/cli/replicate"
 	"github.com/mirrorctl/mirrorctl/internal/cli/version"
 	"github.com/mirrorctl/mirrorctl/internal/output"
@@ -94,6 +95,7 @@ func NewCmdRoot(f *cmdutil.Factory, g *globalOptions) *cobra.Command {
 	cmd.AddCommand(dump.NewCmdCheckpoints(f))
 	cmd.AddCommand(dump.NewCmdOffsetSyncs(f))
 	cmd.AddCommand(dump.NewCmdHeartbeats(f))
+	cmd.AddCommand(lag.NewCmdLag(f, nil))
 	cmd.AddCommand(auditcmd.NewCmdAudit(f))
 	for _, t := range helpTopics {
 		cmd.AddCommand(newHelpTopic(t.name, t.short, t.long))
