@@ -1,0 +1,426 @@
+package failover
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/mirrorctl/mirrorctl/replicate"
+	"github.com/mirrorctl/mirrorctl/replicate/mm2"
+	"github.com/mirrorctl/mirrorctl/replicate/syncstore"
+)
+
+// Mode selects how offsets are translated.
+type Mode string
+
+const (
+	// ModeAuto is exact where the source cluster answers, checkpoint
+	// otherwise.
+	ModeAuto Mode = "auto"
+	// ModeCheckpoint uses the newest checkpoint per partition in
+	// <source>.checkpoints.internal on the target, as MM2's
+	// RemoteClusterUtils.translateOffsets does. It needs only the target.
+	ModeCheckpoint Mode = "checkpoint"
+	// ModeExact finds the copy of the next record the group would read by
+	// content (timestamp, key, value, header digest), starting from the
+	// nearest offset sync. It needs both clusters.
+	ModeExact Mode = "exact"
+	// modeSync marks failback rows that fell back to the inverse offset
+	// sync rule.
+	modeSync Mode = "sync"
+)
+
+// Modes lists the values accepted by [ParseMode].
+func Modes() []string { return []string{string(ModeAuto), string(ModeCheckpoint), string(ModeExact)} }
+
+// Options configures an [Engine].
+type Options struct {
+	// Flow is the source->target flow whose topics, offset syncs and
+	// checkpoints are used (its Policy names the remote topics; its Topics
+	// filter decides which of a group's topics are mirrored).
+	Flow replicate.FlowConfig
+	// Clients hands out clients per cluster alias; the engine closes the
+	// consumers it obtains and never the admin clients.
+	Clients replicate.Clients
+	Logger  *slog.Logger     // nil discards
+	Now     func() time.Time // nil is time.Now
+	// SearchBound is how many records past the expected position a content
+	// search may look (duplicates after producer retries); default 1000.
+	SearchBound int64
+	// MaxScan bounds the records read per partition and side; beyond it
+	// the safe sync-based answer is used. Default 100000.
+	MaxScan int64
+	// SourceTimeout bounds the first request to the source cluster in auto
+	// and checkpoint mode; when it expires the source counts as down.
+	// Default 10s.
+	SourceTimeout time.Duration
+}
+
+// Engine translates, plans, applies and verifies consumer-group moves along
+// one flow. It is safe for sequential use; build one per command run.
+type Engine struct {
+	flow          replicate.FlowConfig
+	clients       replicate.Clients
+	log           *slog.Logger
+	now           func() time.Time
+	bound         int64
+	maxScan       int64
+	sourceTimeout time.Duration
+}
+
+// New checks opts and returns an Engine. It connects to nothing.
+func New(opts Options) (*Engine, error) {
+	if opts.Clients == nil {
+		return nil, errors.New("failover: Options.Clients is nil")
+	}
+	if err := opts.Flow.Validate(); err != nil {
+		return nil, err
+	}
+	e := &Engine{flow: opts.Flow, clients: opts.Clients, log: opts.Logger, now: opts.Now,
+		bound: opts.SearchBound, maxScan: opts.MaxScan, sourceTimeout: opts.SourceTimeout}
+	if e.log == nil {
+		e.log = slog.New(slog.DiscardHandler)
+	}
+	if e.now == nil {
+		e.now = time.Now
+	}
+	if e.bound <= 0 {
+		e.bound = 1000
+	}
+	if e.maxScan <= 0 {
+		e.maxScan = 100000
+	}
+	if e.sourceTimeout <= 0 {
+		e.sourceTimeout = 10 * time.Second
+	}
+	return e, nil
+}
+
+// SyncRef is the offset sync a translation started from: the source record
+// at Upstream was copied to Downstream on the target.
+type SyncRef struct {
+	Upstream   int64 `json:"upstream"`
+	Downstream int64 `json:"downstream"`
+}
+
+// Translation is one group partition translated from the source to the
+// target.
+type Translation struct {
+	SourceTopic string `json:"source_topic"`
+	// Topic is the remote topic on the target, e.g. "us-east.orders".
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	// SourceOffset is the group's committed offset on the source (in
+	// checkpoint mode the checkpoint's upstream offset); nil when the group
+	// has no commit for the partition.
+	SourceOffset *int64 `json:"source_offset"`
+	// TargetOffset is the translated committed offset on the target (the
+	// next record to read); nil when there is no safe answer (see Reason).
+	TargetOffset *int64 `json:"target_offset"`
+	// Mode produced the row: exact or checkpoint (sync for failback rows
+	// that used the inverse offset-sync rule).
+	Mode Mode `json:"mode"`
+	// Sync is the offset sync the translation started from, if any.
+	Sync *SyncRef `json:"sync,omitempty"`
+	// Rereads is how many offsets a consumer will read again compared
+	// with the exact position (records, plus any transaction markers
+	// between); nil when the exact position is unknown.
+	Rereads *int64 `json:"rereads"`
+	// Reason explains a nil TargetOffset, a fallback or an adjustment.
+	Reason string `json:"reason"`
+
+	// Metadata is the source commit's (or checkpoint's) metadata, carried
+	// to the target commit.
+	Metadata string `json:"-"`
+	// NotReplicated reports that the record the group reads next has no
+	// copy on the target yet.
+	NotReplicated bool `json:"-"`
+	// CheckpointTime is the checkpoint record's timestamp (checkpoint mode).
+	CheckpointTime time.Time `json:"-"`
+}
+
+// GroupTranslation holds one group's rows, sorted by topic and partition.
+type GroupTranslation struct {
+	Group      string        `json:"group"`
+	Partitions []Translation `json:"partitions"`
+}
+
+// TranslateResult is the outcome of [Engine.Translate].
+type TranslateResult struct {
+	Source string             `json:"source"`
+	Target string             `json:"target"`
+	Groups []GroupTranslation `json:"groups"`
+	// SourceDown is set when auto mode could not reach the source and
+	// used checkpoints only; SourceErr says why.
+	SourceDown bool   `json:"-"`
+	SourceErr  string `json:"-"`
+}
+
+func ptr(v int64) *int64 { return &v }
+
+// remoteTopic is the target-side name of source topic t (MM2
+// MirrorCheckpointTask.renameTopicPartition): a topic that came from the
+// target in the first place maps back to its original name.
+func (e *Engine) remoteTopic(t string) string {
+	p := e.flow.Policy
+	if src, ok := p.TopicSource(t); ok && src == e.flow.Target {
+		return p.OriginalTopic(t)
+	}
+	return p.FormatRemoteTopic(e.flow.Source, t)
+}
+
+// sourceTopic is the inverse of remoteTopic for a target-side topic, ok=false
+// when the topic did not come from the flow's source.
+func (e *Engine) sourceTopic(t string) (string, bool) {
+	p := e.flow.Policy
+	if src, ok := p.TopicSource(t); ok {
+		if src != e.flow.Source {
+			return "", false
+		}
+		u, ok := p.UpstreamTopic(t)
+		return u, ok
+	}
+	// A topic with no source alias came from the target itself; the source
+	// holds it under a remote name only if it was mirrored back.
+	return "", false
+}
+
+// checkpointRec is the newest checkpoint of a key, with its record time.
+type checkpointRec struct {
+	mm2.Checkpoint
+	at time.Time
+}
+
+// readCheckpoints reads <source>.checkpoints.internal on the target; the
+// last record per (group, topic, partition) in log order wins, as
+// RemoteClusterUtils.translateOffsets does. Undecodable records are skipped.
+func (e *Engine) readCheckpoints(ctx context.Context, groups map[string]bool) (map[string][]checkpointRec, error) {
+	topic := e.flow.Policy.CheckpointsTopic(e.flow.Source)
+	type key struct {
+		g, t string
+		p    int32
+	}
+	last := map[key]checkpointRec{}
+	err := replicate.ReadInternalTopic(ctx, e.clients, e.flow.Target, topic, func(r *kgo.Record) {
+		ck, err := mm2.DecodeCheckpoint(r.Key, r.Value)
+		if err != nil {
+			e.log.Debug("skipping undecodable checkpoint", "topic", topic, "offset", r.Offset, "err", err)
+			return
+		}
+		if groups != nil && !groups[ck.Group] {
+			return
+		}
+		last[key{ck.Group, ck.Topic, ck.Partition}] = checkpointRec{ck, r.Timestamp}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read checkpoints: %w", err)
+	}
+	out := map[string][]checkpointRec{}
+	for k, c := range last {
+		out[k.g] = append(out[k.g], c)
+	}
+	return out, nil
+}
+
+// readSyncs loads the flow's offset-syncs topic into a store that keeps the
+// full 64-slot history (MM2 3.8+ startup, syncstore.New(false)), and also
+// returns the newest sync per partition.
+func (e *Engine) readSyncs(ctx context.Context) (*syncstore.Store, error) {
+	alias, topic := e.flow.OffsetSyncsTopic()
+	st := syncstore.New(false)
+	err := replicate.ReadInternalTopic(ctx, e.clients, alias, topic, func(r *kgo.Record) {
+		s, err := mm2.DecodeOffsetSync(r.Key, r.Value)
+		if err != nil {
+			e.log.Debug("skipping undecodable offset sync", "topic", topic, "offset", r.Offset, "err", err)
+			return
+		}
+		st.Add(s)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read offset syncs %s on %s: %w", topic, alias, err)
+	}
+	st.ReadToEnd()
+	return st, nil
+}
+
+// readProgress reads mirrorctl's progress topic on the target: the next
+// source offset the mirror will copy, per source partition. A flow mirrored
+// by MM2 has none (empty map).
+func (e *Engine) readProgress(ctx context.Context) map[tpKey]int64 {
+	topic := replicate.ProgressTopic(e.flow.Policy, e.flow.Source)
+	out := map[tpKey]int64{}
+	_ = replicate.ReadInternalTopic(ctx, e.clients, e.flow.Target, topic, func(r *kgo.Record) {
+		var k struct {
+			Topic     string `json:"topic"`
+			Partition int32  `json:"partition"`
+		}
+		var v struct {
+			Offset int64 `json:"offset"`
+		}
+		if jsonUnmarshal(r.Key, &k) == nil && jsonUnmarshal(r.Value, &v) == nil {
+			out[tpKey{k.Topic, k.Partition}] = v.Offset
+		}
+	})
+	return out
+}
+
+// fetchOffsets fetches the committed offsets of groups on adm's cluster. A
+// group that does not exist has no offsets. The error names the cluster and
+// group.
+func fetchOffsets(ctx context.Context, adm *kadm.Client, alias string, groups []string) (map[string]kadm.OffsetResponses, error) {
+	out := make(map[string]kadm.OffsetResponses, len(groups))
+	resp := adm.FetchManyOffsets(ctx, groups...)
+	var errs []error
+	for _, g := range groups {
+		r, ok := resp[g]
+		if !ok {
+			continue
+		}
+		if r.Err != nil {
+			if errors.Is(r.Err, kerr.GroupIDNotFound) {
+				continue
+			}
+			errs = append(errs, fmt.Errorf("fetch offsets of group %s on %s: %w", g, alias, r.Err))
+			continue
+		}
+		out[g] = r.Fetched
+	}
+	if len(out) == 0 && len(groups) > 0 && len(resp) == 0 {
+		if err := resp.Error(); err != nil {
+			return nil, fmt.Errorf("fetch offsets on %s: %w", alias, err)
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// Translate translates the committed source offsets of groups to the target
+// (see [Mode]). Every partition of every topic a group has committed on
+// (and the flow mirrors) gets a row; a partition without a commit has a nil
+// SourceOffset. Errors are returned for a cluster that cannot be read at all
+// (the source only in exact mode).
+func (e *Engine) Translate(ctx context.Context, groups []string, mode Mode) (*TranslateResult, error) {
+	res := &TranslateResult{Source: e.flow.Source, Target: e.flow.Target}
+	groups = dedupe(groups)
+	// The source is asked in every mode: in checkpoint mode its answer
+	// only fills Rereads by comparison with the exact position.
+	srcOffsets, srcErr := e.probeSource(ctx, groups, mode)
+	if srcErr != nil && mode == ModeExact {
+		return nil, srcErr
+	}
+	sourceUp := srcErr == nil
+	if !sourceUp && mode == ModeAuto {
+		res.SourceDown, res.SourceErr = true, srcErr.Error()
+		e.log.Warn("source cluster not answering; using checkpoints", "cluster", e.flow.Source, "err", srcErr)
+	}
+	var cks map[string][]checkpointRec
+	if mode == ModeCheckpoint || !sourceUp {
+		set := map[string]bool{}
+		for _, g := range groups {
+			set[g] = true
+		}
+		var err error
+		if cks, err = e.readCheckpoints(ctx, set); err != nil {
+			return nil, err
+		}
+	}
+	var exactRows map[string][]Translation
+	if sourceUp {
+		var err error
+		if exactRows, err = e.translateExact(ctx, groups, srcOffsets); err != nil {
+			return nil, err
+		}
+	}
+	for _, g := range groups {
+		gt := GroupTranslation{Group: g}
+		if mode == ModeCheckpoint || !sourceUp {
+			gt.Partitions = checkpointRows(e, cks[g], exactRows[g])
+		} else {
+			gt.Partitions = exactRows[g]
+		}
+		if gt.Partitions == nil {
+			gt.Partitions = []Translation{}
+		}
+		sortRows(gt.Partitions)
+		res.Groups = append(res.Groups, gt)
+	}
+	return res, nil
+}
+
+// probeSource fetches the groups' source commits; in auto and checkpoint mode
+// the first request is bounded by SourceTimeout.
+func (e *Engine) probeSource(ctx context.Context, groups []string, mode Mode) (map[string]kadm.OffsetResponses, error) {
+	adm, err := e.clients.Admin(e.flow.Source)
+	if err != nil {
+		return nil, err
+	}
+	pctx := ctx
+	if mode != ModeExact {
+		var cancel context.CancelFunc
+		pctx, cancel = context.WithTimeout(ctx, e.sourceTimeout)
+		defer cancel()
+	}
+	if _, err := adm.ListBrokers(pctx); err != nil {
+		return nil, fmt.Errorf("source cluster %s: %w", e.flow.Source, err)
+	}
+	return fetchOffsets(ctx, adm, e.flow.Source, groups)
+}
+
+// checkpointRows turns a group's checkpoints into rows; with exact rows at
+// hand (source up) it fills Rereads by comparison.
+func checkpointRows(e *Engine, cks []checkpointRec, exact []Translation) []Translation {
+	byTP := map[tpKey]Translation{}
+	for _, x := range exact {
+		byTP[tpKey{x.Topic, x.Partition}] = x
+	}
+	var out []Translation
+	for _, c := range cks {
+		st := c.Topic
+		if s, ok := e.sourceTopic(c.Topic); ok {
+			st = s
+		}
+		row := Translation{SourceTopic: st, Topic: c.Topic, Partition: c.Partition, Mode: ModeCheckpoint,
+			SourceOffset: ptr(c.UpstreamOffset), TargetOffset: ptr(c.DownstreamOffset), Metadata: c.Metadata, CheckpointTime: c.at}
+		if x, ok := byTP[tpKey{c.Topic, c.Partition}]; ok && x.TargetOffset != nil && x.Rereads != nil && *x.Rereads == 0 &&
+			x.SourceOffset != nil && *x.SourceOffset == c.UpstreamOffset {
+			d := *x.TargetOffset - c.DownstreamOffset
+			row.Rereads = &d
+			if d < 0 {
+				row.Reason = fmt.Sprintf("the checkpoint is %d past the exact position %d: a consumer would skip records", -d, *x.TargetOffset)
+			}
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+func sortRows(rows []Translation) {
+	sort.Slice(rows, func(i, j int) bool {
+		if rows[i].Topic != rows[j].Topic {
+			return rows[i].Topic < rows[j].Topic
+		}
+		return rows[i].Partition < rows[j].Partition
+	})
+}
+
+func dedupe(in []string) []string {
+	out := slices.Clone(in)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func keys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

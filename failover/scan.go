@@ -1,0 +1,107 @@
+package failover
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/mirrorctl/mirrorctl/replicate"
+)
+
+// scanJob reads one partition from an exact offset: visit is called for
+// every record at or after from (control records included, in offset order)
+// until it returns false or the record before end was seen.
+type scanJob struct {
+	topic     string
+	partition int32
+	from, end int64
+	visit     func(r *kgo.Record) bool
+}
+
+type tpKey struct {
+	topic     string
+	partition int32
+}
+
+// scan runs jobs on cluster alias with one consumer per round, every
+// partition of a round fetched in parallel (kgo.ConsumePartitions at exact
+// offsets). Jobs on the same partition run in successive rounds. A job whose
+// range is empty is skipped. The error names the partition and cluster.
+func scan(ctx context.Context, clients replicate.Clients, alias string, jobs []*scanJob) error {
+	var rounds [][]*scanJob
+	seen := map[tpKey]int{}
+	for _, j := range jobs {
+		if j.from >= j.end {
+			continue
+		}
+		k := tpKey{j.topic, j.partition}
+		r := seen[k]
+		seen[k] = r + 1
+		if r == len(rounds) {
+			rounds = append(rounds, nil)
+		}
+		rounds[r] = append(rounds[r], j)
+	}
+	for _, round := range rounds {
+		if err := scanRound(ctx, clients, alias, round); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func scanRound(ctx context.Context, clients replicate.Clients, alias string, jobs []*scanJob) error {
+	assign := map[string]map[int32]kgo.Offset{}
+	open := map[tpKey]*scanJob{}
+	for _, j := range jobs {
+		if assign[j.topic] == nil {
+			assign[j.topic] = map[int32]kgo.Offset{}
+		}
+		assign[j.topic][j.partition] = kgo.NewOffset().At(j.from)
+		open[tpKey{j.topic, j.partition}] = j
+	}
+	cl, err := clients.Client(alias, "consumer", kgo.ConsumePartitions(assign), kgo.KeepControlRecords(),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	for len(open) > 0 {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("read %d partitions on %s: %w", len(open), alias, err)
+		}
+		var ferr error
+		fs.EachError(func(t string, p int32, err error) {
+			if ferr == nil {
+				ferr = fmt.Errorf("read %s[%d] on %s: %w", t, p, alias, err)
+			}
+		})
+		if ferr != nil {
+			return ferr
+		}
+		done := map[string][]int32{}
+		fs.EachPartition(func(p kgo.FetchTopicPartition) {
+			k := tpKey{p.Topic, p.Partition}
+			j := open[k]
+			if j == nil {
+				return
+			}
+			for _, r := range p.Records {
+				if r.Offset < j.from {
+					continue
+				}
+				if !j.visit(r) || r.Offset+1 >= j.end {
+					delete(open, k)
+					done[p.Topic] = append(done[p.Topic], p.Partition)
+					return
+				}
+			}
+		})
+		if len(done) > 0 {
+			cl.RemoveConsumePartitions(done)
+		}
+	}
+	return nil
+}
