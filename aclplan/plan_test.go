@@ -1,0 +1,124 @@
+package aclplan
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/mirrorctl/mirrorctl/replicate"
+	"github.com/mirrorctl/mirrorctl/replicate/filter"
+)
+
+func TestItemShape(t *testing.T) {
+	for _, tc := range []struct {
+		item  string
+		shape int
+		name  string
+	}{
+		{"orders", shapeLiteral, "orders"},
+		{`orders\.v1`, shapeLiteral, "orders.v1"},
+		{`orders\..*`, shapePrefix, "orders."},
+		{"orders.*", shapePrefix, "orders"},
+		{".*", shapeWildcard, ""},
+		{"orders..*", shapeRegex, ""}, // what `orders\..*` becomes when a .properties file eats the backslash
+		{"orders|payments", shapeRegex, ""},
+		{"(?i)orders", shapeRegex, ""},
+		{"orders.+", shapeRegex, ""},
+		{"[a-z]+", shapeRegex, ""},
+	} {
+		shape, name := itemShape(tc.item)
+		if shape != tc.shape || name != tc.name {
+			t.Errorf("itemShape(%q) = %d %q, want %d %q", tc.item, shape, name, tc.shape, tc.name)
+		}
+	}
+}
+
+func TestCoversAndImplies(t *testing.T) {
+	b := func(pattern, name, op string) Binding {
+		return Binding{Cluster: "c", Principal: "User:p", Host: AnyHost, ResourceType: TypeTopic, PatternType: pattern, ResourceName: name, Operation: op, Permission: Allow}
+	}
+	for _, tc := range []struct {
+		have, want Binding
+		ok         bool
+	}{
+		{b(PatternLiteral, "a", OpRead), b(PatternLiteral, "a", OpDescribe), true},
+		{b(PatternLiteral, "a", OpWrite), b(PatternLiteral, "a", OpDescribe), true},
+		{b(PatternLiteral, "a", OpCreate), b(PatternLiteral, "a", OpDescribe), false},
+		{b(PatternLiteral, "a", OpAlterConfigs), b(PatternLiteral, "a", OpDescribeConfigs), true},
+		{b(PatternLiteral, "a", OpDescribeConfigs), b(PatternLiteral, "a", OpDescribe), false},
+		{b(PatternPrefixed, "us-east.", OpRead), b(PatternLiteral, "us-east.heartbeats", OpRead), true},
+		{b(PatternPrefixed, "us-east.", OpRead), b(PatternPrefixed, "us-east.orders", OpRead), true},
+		{b(PatternPrefixed, "us-east.orders", OpRead), b(PatternPrefixed, "us-east.", OpRead), false},
+		{b(PatternLiteral, Wildcard, OpAll), b(PatternPrefixed, "x", OpAlter), true},
+		{b(PatternLiteral, "a", OpRead), b(PatternLiteral, "b", OpRead), false},
+	} {
+		if got := tc.have.Covers(tc.want); got != tc.ok {
+			t.Errorf("%s covers %s = %v, want %v", tc.have, tc.want, got, tc.ok)
+		}
+	}
+}
+
+func TestBuildMinimalDefault(t *testing.T) {
+	cfg := replicate.DefaultFlowConfig("us-east", "eu-west")
+	cfg.Topics.Include = filter.MustCompileList("topics", "orders")
+	cfg.Groups.Include = filter.MustCompileList("groups", "g")
+	cfg.HeartbeatsReplication = false
+	cfg.EmitHeartbeats = false
+	plan, err := Build(Input{Principal: "User:mm2", Flows: []Flow{{FlowConfig: cfg}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, b := range plan.Bindings {
+		got = append(got, fmt.Sprintf("%s %s %s %s", b.Cluster, b.ResourceName, b.PatternType, b.Operation))
+	}
+	want := []string{
+		"eu-west mirrorctl-progress.us-east.internal LITERAL READ",
+		"eu-west mirrorctl-progress.us-east.internal LITERAL WRITE",
+		"eu-west mirrorctl-progress.us-east.internal LITERAL CREATE",
+		"eu-west us-east.checkpoints.internal LITERAL READ",
+		"eu-west us-east.checkpoints.internal LITERAL WRITE",
+		"eu-west us-east.checkpoints.internal LITERAL CREATE",
+		"eu-west us-east.orders LITERAL WRITE",
+		"eu-west us-east.orders LITERAL CREATE",
+		"eu-west us-east.orders LITERAL ALTER",
+		"eu-west us-east.orders LITERAL ALTER_CONFIGS",
+		"us-east mm2-offset-syncs.eu-west.internal LITERAL READ",
+		"us-east mm2-offset-syncs.eu-west.internal LITERAL WRITE",
+		"us-east mm2-offset-syncs.eu-west.internal LITERAL CREATE",
+		"us-east orders LITERAL READ",
+		"us-east orders LITERAL DESCRIBE_CONFIGS",
+		"us-east g LITERAL DESCRIBE",
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("bindings:\n got %q\nwant %q", got, want)
+	}
+	if _, err := Build(Input{Principal: "mm2"}); err == nil {
+		t.Fatal("a principal without a type was accepted")
+	}
+}
+
+func TestKafkaACLsLine(t *testing.T) {
+	got := KafkaACLsLine(Binding{Cluster: "us-east", Principal: "User:mm2", Host: AnyHost, ResourceType: TypeGroup,
+		PatternType: PatternLiteral, ResourceName: "it's", Operation: OpDescribe, Permission: Allow}, "")
+	want := `kafka-acls.sh --bootstrap-server us-east-bootstrap:9092 --command-config us-east-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Describe --group 'it'\''s' --resource-pattern-type literal`
+	if got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}
+
+func TestDiff(t *testing.T) {
+	b := func(name, op, perm string) Binding {
+		return Binding{Cluster: "c", Principal: "User:p", Host: AnyHost, ResourceType: TypeTopic, PatternType: PatternLiteral, ResourceName: name, Operation: op, Permission: perm}
+	}
+	planned := []Binding{b("a", OpRead, Allow), b("b", OpWrite, Allow), b("c", OpCreate, Allow)}
+	existing := []Binding{b("a", OpRead, Allow), b(Wildcard, OpAll, Allow), b("d", OpRead, "DENY"),
+		{Cluster: "other", Principal: "User:p", Host: AnyHost, ResourceType: TypeTopic, PatternType: PatternLiteral, ResourceName: "x", Operation: OpRead, Permission: Allow}}
+	var got []string
+	for _, e := range Diff(planned, existing) {
+		got = append(got, e.Status+" "+e.Binding.ResourceName+" "+e.Via)
+	}
+	want := []string{"present a ", "present b c User:p ALLOW ALL TOPIC LITERAL *", "present c c User:p ALLOW ALL TOPIC LITERAL *", "broader * ", "deny d "}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("diff:\n got %q\nwant %q", got, want)
+	}
+}

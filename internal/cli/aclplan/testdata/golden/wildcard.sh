@@ -1,0 +1,23 @@
+# WARNING (us-east->eu-west): topics = .* matches every name: the topic grants on us-east use the wildcard "*" (every topic, now and later); list the topics to grant less
+# WARNING (us-east->eu-west): groups = .* matches every name: the group grants on us-east use the wildcard "*" (every group, now and later); list the groups to grant less
+# cluster eu-west: replace eu-west-admin.properties with a client config for an admin of eu-west
+kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Alter --cluster
+kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Write --topic heartbeats --resource-pattern-type literal
+kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Create --topic heartbeats --resource-pattern-type literal
+kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Read --topic mirrorctl-progress.us-east.internal --resource-pattern-type literal
+kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Write --topic mirrorctl-progress.us-east.internal --resource-pattern-type literal
+kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Create --topic mirrorctl-progress.us-east.internal --resource-pattern-type literal
+kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Write --topic us-east. --resource-pattern-type prefixed
+kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Create --topic us-east. --resource-pattern-type prefixed
+kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Alter --topic us-east. --resource-pattern-type prefixed
+kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation AlterConfigs --topic us-east. --resource-pattern-type prefixed
+kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Read --topic us-east.checkpoints.internal --resource-pattern-type literal
+# cluster us-east: replace us-east-admin.properties with a client config for an admin of us-east
+kafka-acls.sh --bootstrap-server east-1:9092,east-2:9092 --command-config us-east-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Describe --cluster
+kafka-acls.sh --bootstrap-server east-1:9092,east-2:9092 --command-config us-east-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Read --topic '*' --resource-pattern-type literal
+kafka-acls.sh --bootstrap-server east-1:9092,east-2:9092 --command-config us-east-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation DescribeConfigs --topic '*' --resource-pattern-type literal
+kafka-acls.sh --bootstrap-server east-1:9092,east-2:9092 --command-config us-east-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Write --topic heartbeats --resource-pattern-type literal
+kafka-acls.sh --bootstrap-server east-1:9092,east-2:9092 --command-config us-east-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Create --topic heartbeats --resource-pattern-type literal
+kafka-acls.sh --bootstrap-server east-1:9092,east-2:9092 --command-config us-east-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Write --topic mm2-offset-syncs.eu-west.internal --resource-pattern-type literal
+kafka-acls.sh --bootstrap-server east-1:9092,east-2:9092 --command-config us-east-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Create --topic mm2-offset-syncs.eu-west.internal --resource-pattern-type literal
+kafka-acls.sh --bootstrap-server east-1:9092,east-2:9092 --command-config us-east-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Describe --group '*' --resource-pattern-type literal
