@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
+	aclplancmd "github.com/mirrorctl/mirrorctl/internal/cli/aclplan"
 	"github.com/mirrorctl/mirrorctl/internal/cli/auditcmd"
 	"github.com/mirrorctl/mirrorctl/internal/cli/cmdutil"
 	"github.com/mirrorctl/mirrorctl/internal/cli/completion"
@@ -95,6 +96,7 @@ func NewCmdRoot(f *cmdutil.Factory, g *globalOptions) *cobra.Command {
 	cmd.AddCommand(dump.NewCmdCheckpoints(f))
 	cmd.AddCommand(dump.NewCmdOffsetSyncs(f))
 	cmd.AddCommand(dump.NewCmdHeartbeats(f))
+	cmd.AddCommand(aclplancmd.NewCmdACLPlan(f, nil))
 	cmd.AddCommand(lag.NewCmdLag(f, nil))
 	cmd.AddCommand(auditcmd.NewCmdAudit(f))
 	for _, t := range helpTopics {
