@@ -69,7 +69,7 @@ func NewCmdRoot(f *cmdutil.Factory, g *globalOptions) *cobra.Command {
 			"EXIT STATUS\n\n" + exitCodesHelp,
 		Example: strings.Join([]string{
 			"$ mirrorctl config validate -c mm2.properties",
-			"$ mirrorctl config show --flow us-east->eu-west -o json",
+			"$ mirrorctl config show --flow 'us-east->eu-west' -o json",
 			"$ mirrorctl help exit-codes",
 		}, "\n"),
 		SilenceErrors: true,

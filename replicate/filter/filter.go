@@ -128,6 +128,11 @@ func CompileList(key, value string) (*Pattern, error) {
 	if err != nil {
 		for _, it := range items {
 			if _, ierr := regexp.Compile(anchor(it)); ierr != nil {
+				// Report the item's own error where it has one: the
+				// anchored wrapper would leak into the message.
+				if _, rerr := regexp.Compile(it); rerr != nil {
+					ierr = rerr
+				}
 				return nil, &PatternError{Key: key, Item: it, Err: ierr, Hint: re2Hint(it)}
 			}
 		}

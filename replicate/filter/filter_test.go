@@ -299,3 +299,10 @@ func TestUnterminatedQuote(t *testing.T) {
 		t.Errorf("MatchingItem = %q, %v", it, ok)
 	}
 }
+
+func TestCompileListErrorNamesTheItemOnly(t *testing.T) {
+	_, err := CompileList("topics", "orders, foo[")
+	if err == nil || !strings.Contains(err.Error(), `"foo["`) || strings.Contains(err.Error(), ")$") {
+		t.Fatalf("error %v: want the item named, without the anchoring wrapper", err)
+	}
+}

@@ -17,7 +17,7 @@ func NewCmdConfig(f *cmdutil.Factory) *cobra.Command {
 		Short: "Check and inspect mm2.properties",
 		Long: "Check an mm2.properties file the way MirrorMaker 2 reads it, and show the\n" +
 			"effective settings of each flow with where each one came from.",
-		Example: "$ mirrorctl config validate -c mm2.properties\n$ mirrorctl config show --flow us-east->eu-west",
+		Example: "$ mirrorctl config validate -c mm2.properties\n$ mirrorctl config show --flow 'us-east->eu-west'",
 		RunE:    cmdutil.GroupRunE,
 	}
 	cmd.AddCommand(validate.NewCmdValidate(f, nil))

@@ -88,7 +88,7 @@ func NewCmdCheckpointsDump(f *cmdutil.Factory, runF func(*CheckpointsOptions) er
 			"  0  printed (possibly with skipped records)\n" +
 			"  1  the topic does not exist or the cluster could not be read\n" +
 			"  2  bad flags, no single flow to use, or an invalid mm2.properties",
-		Example: "$ mirrorctl checkpoints dump --source us-east --target us-west\n" +
+		Example: "$ mirrorctl checkpoints dump --source us-east --target eu-west\n" +
 			"$ mirrorctl checkpoints dump --group 'order-.*' --latest -o json\n" +
 			"$ mirrorctl checkpoints dump --topic 'us-east\\.orders' -o csv",
 		Args: cobra.NoArgs,

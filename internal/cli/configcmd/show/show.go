@@ -81,7 +81,7 @@ func NewCmdShow(f *cmdutil.Factory, runF func(*ShowOptions) error) *cobra.Comman
 			"**redacted**; values from config providers are shown as their ${...}\n" +
 			"reference. Nothing is sent to any cluster.",
 		Example: "$ mirrorctl config show\n" +
-			"$ mirrorctl config show --flow us-east->eu-west -o json\n" +
+			"$ mirrorctl config show --flow 'us-east->eu-west' -o json\n" +
 			"$ mirrorctl config show -o csv > settings.csv",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
