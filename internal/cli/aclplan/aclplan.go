@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mirrorctl/mirrorctl/aclplan"
+	"github.com/mirrorctl/mirrorctl/audit"
 	"github.com/mirrorctl/mirrorctl/internal/cli/cmdutil"
 	"github.com/mirrorctl/mirrorctl/internal/config"
 	"github.com/mirrorctl/mirrorctl/internal/iostreams"
@@ -37,13 +38,25 @@ type Auditor interface {
 	Begin(ctx context.Context, command string, args []string, configDigest string, plan any) (end func(ctx context.Context, status string, result any, err error) error, err error)
 }
 
+// auditLog adapts *audit.Log to Auditor.
+type auditLog struct{ l *audit.Log }
+
+func (a auditLog) Begin(ctx context.Context, command string, args []string, digest string, plan any) (func(context.Context, string, any, error) error, error) {
+	op, err := a.l.Begin(ctx, command, args, digest, plan)
+	if err != nil {
+		return nil, err
+	}
+	return op.End, nil
+}
+
 // ACLPlanOptions are the dependencies and flags of `mirrorctl acl-plan`.
 type ACLPlanOptions struct {
 	IO      *iostreams.IOStreams
 	Output  func() output.Format
 	Config  func() (*config.Config, error)
 	Clients func() (replicate.Clients, error)
-	// Audit opens the audit log; nil makes --apply refuse to run.
+	// Audit opens the audit log (cmdutil.Factory.Audit); nil makes --apply
+	// refuse to run.
 	Audit func() (Auditor, error)
 
 	Principal         string // --principal, e.g. User:mm2
@@ -60,6 +73,15 @@ func NewCmdACLPlan(f *cmdutil.Factory, runF func(*ACLPlanOptions) error) *cobra.
 	opts := &ACLPlanOptions{
 		IO: f.IO, Output: f.Output, Config: f.Config,
 		Clients: func() (replicate.Clients, error) { return f.Kafka() },
+	}
+	if f.Audit != nil {
+		opts.Audit = func() (Auditor, error) {
+			l, err := f.Audit()
+			if err != nil {
+				return nil, err
+			}
+			return auditLog{l}, nil
+		}
 	}
 	cmd := &cobra.Command{
 		Use:   "acl-plan --principal <type:name> [--failover-principal <type:name>] [--format kafka-acls|table|json] [--diff | --apply]",
@@ -355,9 +377,15 @@ func apply(ctx context.Context, opts *ACLPlanOptions, cfg *config.Config, c repl
 			}
 		}
 		applyErr := errors.Join(errs...)
-		status := "ok"
-		if applyErr != nil {
-			status = "failed"
+		status := "" // audit derives ok, failed or interrupted
+		failed := 0
+		for _, r := range res.Created {
+			if r.Error != "" {
+				failed++
+			}
+		}
+		if applyErr != nil && failed < len(missing) && ctx.Err() == nil {
+			status = audit.StatusPartial // some bindings were created
 		}
 		if err := end(ctx, status, res.Created, applyErr); err != nil {
 			applyErr = errors.Join(applyErr, fmt.Errorf("audit: %w", err))
