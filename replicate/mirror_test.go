@@ -465,6 +465,15 @@ func TestPlanReasons(t *testing.T) {
 	if g := got["orders"]; g.RemoteTopic != "us-east.orders" {
 		t.Errorf("orders remote topic %q", g.RemoteTopic)
 	}
+	var internal []string
+	for _, it := range plan.Internal {
+		internal = append(internal, fmt.Sprintf("%s:%s:%s:%v", it.Purpose, it.Cluster, it.Topic, it.Exists))
+	}
+	want2 := "[progress:eu-west:mirrorctl-progress.us-east.internal:false offset-syncs:us-east:mm2-offset-syncs.eu-west.internal:false " +
+		"checkpoints:eu-west:us-east.checkpoints.internal:false heartbeats:eu-west:heartbeats:false]"
+	if fmt.Sprint(internal) != want2 {
+		t.Errorf("internal topics %v, want %s", internal, want2)
+	}
 }
 
 func TestRefusedRecordStopsOnlyItsPartition(t *testing.T) {

@@ -33,12 +33,24 @@ type TopicPlan struct {
 
 // Plan is a flow's topic plan: every topic listed on the source, sorted by
 // name, each with its action. Nothing is left out silently: a topic the flow
-// does not replicate is listed with ActionSkip and its reason.
+// does not replicate is listed with ActionSkip and its reason. Internal lists
+// the internal topics the flow writes, and whether they exist yet.
+// Broker-internal topics (__consumer_offsets, ...) are not listed.
 type Plan struct {
-	Flow   string      `json:"flow"`
-	Source string      `json:"source"`
-	Target string      `json:"target"`
-	Topics []TopicPlan `json:"topics"`
+	Flow     string              `json:"flow"`
+	Source   string              `json:"source"`
+	Target   string              `json:"target"`
+	Topics   []TopicPlan         `json:"topics"`
+	Internal []InternalTopicPlan `json:"internal_topics"`
+}
+
+// InternalTopicPlan is one internal topic a flow writes (compacted, one
+// partition): its cluster, name, what it holds, and whether it exists.
+type InternalTopicPlan struct {
+	Cluster string `json:"cluster"`
+	Topic   string `json:"topic"`
+	Purpose string `json:"purpose"` // "progress", "offset-syncs", "checkpoints" or "heartbeats"
+	Exists  bool   `json:"exists"`
 }
 
 // Replicated returns the plans of the topics the flow replicates.
@@ -102,6 +114,28 @@ func PlanFlow(ctx context.Context, cfg FlowConfig, src, tgt *kadm.Client) (*Plan
 		plan.Topics = append(plan.Topics, tp)
 	}
 	sort.Slice(plan.Topics, func(i, j int) bool { return plan.Topics[i].Topic < plan.Topics[j].Topic })
+	exists := func(alias, topic string) bool {
+		td := tgtTopics
+		if alias == cfg.Source {
+			td = srcTopics
+		}
+		d, ok := td[topic]
+		return ok && d.Err == nil
+	}
+	add := func(alias, topic, purpose string) {
+		plan.Internal = append(plan.Internal, InternalTopicPlan{Cluster: alias, Topic: topic, Purpose: purpose, Exists: exists(alias, topic)})
+	}
+	add(cfg.Target, ProgressTopic(cfg.Policy, cfg.Source), "progress")
+	if cfg.EmitOffsetSyncs {
+		alias, topic := cfg.offsetSyncsCluster()
+		add(alias, topic, "offset-syncs")
+	}
+	if cfg.EmitCheckpoints {
+		add(cfg.Target, cfg.Policy.CheckpointsTopic(cfg.Source), "checkpoints")
+	}
+	if cfg.EmitHeartbeats {
+		add(cfg.Target, cfg.Policy.HeartbeatsTopic(), "heartbeats")
+	}
 	return plan, nil
 }
 
