@@ -62,6 +62,8 @@ type Options struct {
 	// and checkpoint mode; when it expires the source counts as down.
 	// Default 10s.
 	SourceTimeout time.Duration
+	// ApplyParallel is how many groups Apply commits at once; default 8.
+	ApplyParallel int
 }
 
 // Engine translates, plans, applies and verifies consumer-group moves along
@@ -74,6 +76,7 @@ type Engine struct {
 	bound         int64
 	maxScan       int64
 	sourceTimeout time.Duration
+	parallel      int
 }
 
 // New checks opts and returns an Engine. It connects to nothing.
@@ -85,7 +88,10 @@ func New(opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{flow: opts.Flow, clients: opts.Clients, log: opts.Logger, now: opts.Now,
-		bound: opts.SearchBound, maxScan: opts.MaxScan, sourceTimeout: opts.SourceTimeout}
+		bound: opts.SearchBound, maxScan: opts.MaxScan, sourceTimeout: opts.SourceTimeout, parallel: opts.ApplyParallel}
+	if e.parallel <= 0 {
+		e.parallel = 8
+	}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}

@@ -1,0 +1,138 @@
+package failover
+
+import (
+	"context"
+	"fmt"
+)
+
+// PlanFailback plans the way back: the groups' committed positions on the
+// target's remote topics (us-east.orders on eu-west) are translated to the
+// source topics (orders on us-east) and committed there. Translation is
+// exact (content match, the mirror image of exact mode) where the source
+// answers; otherwise it is the conservative inverse of the forward flow's
+// offset syncs: the newest sync whose downstream offset is at or below the
+// group's target offset D gives its upstream offset, plus 1 when D is past
+// it (rows with mode "sync"). Actions and prechecks are those of
+// PlanFailover, against the group on the source cluster. opts.Mode and
+// CheckpointMaxAge are ignored.
+func (e *Engine) PlanFailback(ctx context.Context, opts PlanOptions) (*Plan, error) {
+	groups := dedupe(opts.Groups)
+	plan := &Plan{Direction: Failback, Source: e.flow.Source, Target: e.flow.Target, Mode: ModeExact, AllowRewind: opts.AllowRewind}
+	tgt, err := e.clients.Admin(e.flow.Target)
+	if err != nil {
+		return nil, err
+	}
+	src, err := e.clients.Admin(e.flow.Source)
+	if err != nil {
+		return nil, err
+	}
+	positions, err := fetchOffsets(ctx, tgt, e.flow.Target, groups)
+	if err != nil {
+		return nil, err
+	}
+	store, err := e.readSyncs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	type row struct {
+		group string
+		t     Translation
+		q     *locReq
+	}
+	var rows []row
+	reqs := map[exactKey]*locReq{}
+	var list []*locReq
+	for _, g := range groups {
+		for _, o := range positions[g].Sorted() {
+			up, ok := e.sourceTopic(o.Topic)
+			if !ok || o.Err != nil || !e.mirrors(up) {
+				continue
+			}
+			t := Translation{SourceTopic: up, Topic: o.Topic, Partition: o.Partition, Mode: ModeExact, Metadata: o.Metadata}
+			if o.At < 0 {
+				t.Reason = "no committed offset on " + e.flow.Target
+				rows = append(rows, row{group: g, t: t})
+				continue
+			}
+			t.TargetOffset = ptr(o.At)
+			k := exactKey{o.Topic, o.Partition, o.At}
+			q := reqs[k]
+			if q == nil {
+				q = &locReq{xTopic: o.Topic, yTopic: up, partition: o.Partition, pos: o.At}
+				for _, s := range store.Syncs(up, o.Partition) { // newest first
+					if s.DownstreamOffset <= o.At {
+						q.hasAnchor, q.ax, q.ay = true, s.DownstreamOffset, s.UpstreamOffset
+						break
+					}
+				}
+				if u, ok := store.TranslateUpstream(up, o.Partition, o.At); ok {
+					q.fallback = ptr(u)
+					q.fallbackReason = fmt.Sprintf("using the inverse offset-sync translation %d (may re-read, never skips)", u)
+				} else {
+					q.fallbackReason = fmt.Sprintf("no offset sync at or below %d for %s[%d]", o.At, up, o.Partition)
+				}
+				reqs[k] = q
+				list = append(list, q)
+			}
+			rows = append(rows, row{group: g, t: t, q: q})
+		}
+	}
+	sourceUp := true
+	if err := e.locate(ctx, e.flow.Target, e.flow.Source, list); err != nil {
+		sourceUp = false
+		e.log.Warn("exact failback translation failed; using the inverse offset syncs", "err", err)
+		for _, q := range list {
+			q.offset, q.exact, q.reason = q.fallback, false, "the source did not answer ("+err.Error()+"); "+q.fallbackReason
+		}
+	}
+	states, err := groupStates(ctx, src, e.flow.Source, groups)
+	if err != nil {
+		return nil, err
+	}
+	current, err := fetchOffsets(ctx, src, e.flow.Source, groups)
+	if err != nil {
+		return nil, err
+	}
+	byGroup := map[string][]Translation{}
+	for _, r := range rows {
+		t := r.t
+		if q := r.q; q != nil {
+			t.SourceOffset, t.NotReplicated = q.offset, q.notReplicated
+			t.Reason = q.reason
+			if q.exact {
+				t.Rereads = ptr(0)
+			} else {
+				t.Mode = modeSync
+			}
+			if q.hasAnchor {
+				t.Sync = &SyncRef{Upstream: q.ay, Downstream: q.ax}
+			}
+			if q.notReplicated && sourceUp {
+				// The target holds nothing after the group's position that
+				// the source lacks: failback cannot find the original.
+				t.Mode = ModeExact
+			}
+		}
+		byGroup[r.group] = append(byGroup[r.group], t)
+	}
+	for _, g := range groups {
+		gp := GroupPlan{Group: g, Partitions: []PartitionPlan{}}
+		d, ok := states[g]
+		state, members, serr := stateOf(d, ok)
+		if serr != nil {
+			return nil, fmt.Errorf("describe group %s on %s: %w", g, e.flow.Source, serr)
+		}
+		gp.State, gp.Members = state, members
+		if !idle(state, members) {
+			gp.Refused = append(gp.Refused, fmt.Sprintf("group %s is %s on %s (%d members); stop its consumers first", g, state, e.flow.Source, members))
+		}
+		for _, t := range byGroup[g] {
+			pp := PartitionPlan{Translation: t, Current: currentOf(current[g], t.SourceTopic, t.Partition)}
+			pp.Action = decide(t.TargetOffset, t.SourceOffset, pp.Current, t.NotReplicated, idle(state, members), opts.AllowRewind)
+			gp.Partitions = append(gp.Partitions, pp)
+		}
+		sortPlans(gp.Partitions)
+		plan.Groups = append(plan.Groups, gp)
+	}
+	return plan, nil
+}
