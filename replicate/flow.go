@@ -65,6 +65,11 @@ type FlowConfig struct {
 	SyncTopicConfigs         bool          // sync.topic.configs.enabled, default true
 	SyncTopicConfigsInterval time.Duration // sync.topic.configs.interval.seconds, default 600s
 
+	// SyncTopicACLs is sync.topic.acls.enabled (default true): copy the
+	// source's LITERAL topic ACLs to the remote topics ([SyncTopicACLs]).
+	SyncTopicACLs         bool
+	SyncTopicACLsInterval time.Duration // sync.topic.acls.interval.seconds, default 600s
+
 	EmitOffsetSyncs              bool   // emit.offset-syncs.enabled, default true
 	OffsetSyncsTopicLocation     string // offset-syncs.topic.location: LocationSource (default) or LocationTarget
 	OffsetSyncsReplicationFactor int16  // offset-syncs.topic.replication.factor, default 3
@@ -130,6 +135,8 @@ func DefaultFlowConfig(source, target string) FlowConfig {
 		RefreshTopicsInterval:        600 * time.Second,
 		SyncTopicConfigs:             true,
 		SyncTopicConfigsInterval:     600 * time.Second,
+		SyncTopicACLs:                true,
+		SyncTopicACLsInterval:        600 * time.Second,
 		EmitOffsetSyncs:              true,
 		OffsetSyncsTopicLocation:     LocationSource,
 		OffsetSyncsReplicationFactor: 3,
@@ -176,6 +183,7 @@ func (f FlowConfig) Validate() error {
 	}{
 		{"refresh.topics.interval.seconds", f.RefreshTopicsInterval, f.RefreshTopics},
 		{"sync.topic.configs.interval.seconds", f.SyncTopicConfigsInterval, f.SyncTopicConfigs},
+		{"sync.topic.acls.interval.seconds", f.SyncTopicACLsInterval, f.SyncTopicACLs},
 		{"emit.heartbeats.interval.seconds", f.HeartbeatsInterval, f.EmitHeartbeats},
 		{"offset.flush.interval.ms", f.OffsetFlushInterval, f.EmitOffsetSyncs},
 		{"progress interval", f.ProgressInterval, f.Enabled},

@@ -321,6 +321,9 @@ func (fr *flowRunner) run(ctx context.Context) (err error) {
 			fr.log.Warn("topic config sync failed", "err", err)
 		}
 	}
+	if cfg.SyncTopicACLs {
+		fr.syncACLs(ctx)
+	}
 	progress, err := loadProgress(ctx, fr.clients, cfg, fr.log)
 	if err != nil {
 		return fmt.Errorf("flow %s: load progress: %w", cfg.Name(), err)
@@ -371,7 +374,7 @@ func (fr *flowRunner) run(ctx context.Context) (err error) {
 	bg.Add(2)
 	go func() { defer bg.Done(); fr.runSyncSender(bgCtx) }()
 	go func() { defer bg.Done(); fr.runProgressWriter(bgCtx) }()
-	if !fr.once && (cfg.RefreshTopics || cfg.SyncTopicConfigs) {
+	if !fr.once && (cfg.RefreshTopics || cfg.SyncTopicConfigs || cfg.SyncTopicACLs) {
 		bg.Add(1)
 		go func() { defer bg.Done(); fr.runRefresher(bgCtx) }()
 	}
@@ -820,7 +823,7 @@ func (fr *flowRunner) writeProgress(ctx context.Context) error {
 // syncs topic configs every sync.topic.configs.interval.seconds.
 func (fr *flowRunner) runRefresher(ctx context.Context) {
 	never := make(<-chan time.Time)
-	refresh, configs := never, never
+	refresh, configs, acls := never, never, never
 	if fr.cfg.RefreshTopics {
 		t := time.NewTicker(fr.cfg.RefreshTopicsInterval)
 		defer t.Stop()
@@ -831,6 +834,11 @@ func (fr *flowRunner) runRefresher(ctx context.Context) {
 		defer t.Stop()
 		configs = t.C
 	}
+	if fr.cfg.SyncTopicACLs {
+		t := time.NewTicker(fr.cfg.SyncTopicACLsInterval)
+		defer t.Stop()
+		acls = t.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -839,6 +847,8 @@ func (fr *flowRunner) runRefresher(ctx context.Context) {
 			if err := fr.refreshTopics(ctx); err != nil && ctx.Err() == nil {
 				fr.log.Warn("topic refresh failed", "err", err)
 			}
+		case <-acls:
+			fr.syncACLs(ctx)
 		case <-configs:
 			plan, err := PlanFlow(ctx, fr.cfg, fr.src, fr.tgt)
 			if err == nil {
@@ -848,6 +858,18 @@ func (fr *flowRunner) runRefresher(ctx context.Context) {
 				fr.log.Warn("topic config sync failed", "err", err)
 			}
 		}
+	}
+}
+
+// syncACLs runs one ACL sync; failures are logged, never fatal (MM2 logs
+// them too): the data path does not depend on it.
+func (fr *flowRunner) syncACLs(ctx context.Context) {
+	n, err := SyncTopicACLs(ctx, fr.cfg, fr.src, fr.tgt)
+	switch {
+	case err != nil && ctx.Err() == nil:
+		fr.log.Warn("topic ACL sync failed", "err", err)
+	case n > 0:
+		fr.log.Info("topic ACLs created on the target", "count", n)
 	}
 }
 
