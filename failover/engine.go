@@ -430,3 +430,44 @@ func keys(m map[string]bool) []string {
 	sort.Strings(out)
 	return out
 }
+
+// MatchGroups lists the consumer groups whose id matches accept: on the
+// source (or, with onTarget, the target) cluster, and when the source does
+// not answer within SourceTimeout, the groups named in the checkpoints
+// topic. The result is sorted.
+func (e *Engine) MatchGroups(ctx context.Context, accept func(string) bool, onTarget bool) ([]string, error) {
+	alias := e.flow.Source
+	if onTarget {
+		alias = e.flow.Target
+	}
+	adm, err := e.clients.Admin(alias)
+	if err != nil {
+		return nil, err
+	}
+	lctx, cancel := context.WithTimeout(ctx, e.sourceTimeout)
+	defer cancel()
+	var out []string
+	listed, err := adm.ListGroups(lctx)
+	if err == nil {
+		for _, g := range listed.Sorted() {
+			if accept(g.Group) {
+				out = append(out, g.Group)
+			}
+		}
+		return out, nil
+	}
+	if onTarget {
+		return nil, fmt.Errorf("list groups on %s: %w", alias, err)
+	}
+	cks, cerr := e.readCheckpoints(ctx, nil)
+	if cerr != nil {
+		return nil, errors.Join(fmt.Errorf("list groups on %s: %w", alias, err), cerr)
+	}
+	for g := range cks {
+		if accept(g) {
+			out = append(out, g)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}

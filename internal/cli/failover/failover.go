@@ -1,0 +1,395 @@
+// Package failover implements `mirrorctl failover` and `mirrorctl failback`:
+// plan, then (with --apply) commit consumer-group offsets on the other
+// cluster, then (with --verify) check them, following kcl's seek flow:
+// preflight, a plan table, plan-only exit unless --apply, a confirmation on
+// a terminal, audit entries around the commits, a per-partition outcome.
+package failover
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/mirrorctl/mirrorctl/audit"
+	"github.com/mirrorctl/mirrorctl/failover"
+	"github.com/mirrorctl/mirrorctl/internal/cli/cmdutil"
+	"github.com/mirrorctl/mirrorctl/internal/cli/translate"
+	"github.com/mirrorctl/mirrorctl/internal/config"
+	"github.com/mirrorctl/mirrorctl/internal/iostreams"
+	"github.com/mirrorctl/mirrorctl/internal/output"
+	"github.com/mirrorctl/mirrorctl/replicate"
+)
+
+// Options are the dependencies and flags of `mirrorctl failover` and
+// `mirrorctl failback`.
+type Options struct {
+	IO      *iostreams.IOStreams
+	Output  func() output.Format
+	Config  func() (*config.Config, error)
+	Clients func() (replicate.Clients, error)
+	Audit   func() (*audit.Log, error)
+	Logger  *slog.Logger
+
+	Back bool     // failback
+	Args []string // the command line, for the audit entry
+
+	Source, Target   string
+	Groups           []string
+	GroupsRE         string
+	Mode             string
+	Apply            bool
+	Verify           bool
+	AllowRewind      bool
+	Yes              bool
+	MaxLag           time.Duration
+	CheckpointMaxAge time.Duration
+}
+
+func newOptions(f *cmdutil.Factory, back bool) *Options {
+	return &Options{IO: f.IO, Output: f.Output, Config: f.Config, Logger: f.Logger, Audit: f.Audit, Back: back,
+		Clients: func() (replicate.Clients, error) { return f.Kafka() }}
+}
+
+const exitStatus = "EXIT STATUS\n\n" +
+	"  0    plan printed, or every commit done (and verified with --verify)\n" +
+	"  1    a cluster could not be read or written\n" +
+	"  2    bad flags or an invalid mm2.properties\n" +
+	"  3    a precheck failed (group active, lag over --max-lag, stale checkpoints),\n" +
+	"       a partition was refused or failed, or verification found a mismatch\n" +
+	"  130  interrupted; the audit log records exactly what was committed"
+
+// NewCmdFailover returns `mirrorctl failover`. If runF is non-nil it is
+// called with the options instead of the run function (tests).
+func NewCmdFailover(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+	opts := newOptions(f, false)
+	cmd := &cobra.Command{
+		Use:   "failover --source <alias> --target <alias> {--group <name>... | --groups <regex>} [--apply] [--verify]",
+		Short: "Move consumer groups to the target cluster at their translated offsets",
+		Long: "Translate each group's committed source offsets to the target (see `mirrorctl\n" +
+			"translate`) and print the plan: per partition the source offset, the translated\n" +
+			"offset, the group's current offset on the target, the action and the records a\n" +
+			"consumer will read again. Without --apply nothing changes.\n\n" +
+			"Prechecks: the group must be Empty or absent on the target; with --max-lag,\n" +
+			"replication lag on its topics must be under it; checkpoint-mode rows must be\n" +
+			"younger than --checkpoint-max-age (default 3 x emit.checkpoints.interval.seconds).\n\n" +
+			"--apply commits on the target (no leader epoch), re-checking the group state\n" +
+			"right before each group's commit, never lowering a committed offset unless\n" +
+			"--allow-rewind, and reports every partition's outcome. A re-run says unchanged.\n" +
+			"On a terminal it asks first unless --yes; it never prompts when stdin is not a\n" +
+			"terminal. Commits are recorded in the audit log (--audit-log).\n\n" +
+			"--verify compares the target record at each committed offset with the source\n" +
+			"record at the group's position (timestamp, key, value, header digest).\n\n" + exitStatus,
+		Example: "$ mirrorctl failover --source us-east --target eu-west --group billing\n" +
+			"$ mirrorctl failover --source us-east --target eu-west --group billing --apply --verify --yes\n" +
+			"$ mirrorctl failover --source us-east --target eu-west --groups 'billing-.*' --mode checkpoint --apply -o json",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return run(cmd, opts, runF) },
+	}
+	addFlags(cmd, opts)
+	cmdutil.StringEnumFlag(cmd, cmd.Flags(), &opts.Mode, "mode", "", string(failover.ModeAuto), failover.Modes(), "Translation mode")
+	cmd.Flags().DurationVar(&opts.MaxLag, "max-lag", 0, "Refuse groups whose topics' replication lag is not under this `duration` (e.g. 30s)")
+	cmd.Flags().DurationVar(&opts.CheckpointMaxAge, "checkpoint-max-age", 0, "Refuse checkpoint-mode rows older than this `duration` (default 3 x the checkpoint interval)")
+	return cmd
+}
+
+// NewCmdFailback returns `mirrorctl failback`.
+func NewCmdFailback(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+	opts := newOptions(f, true)
+	cmd := &cobra.Command{
+		Use:   "failback --source <alias> --target <alias> {--group <name>... | --groups <regex>} [--apply] [--verify]",
+		Short: "Move consumer groups back from the target cluster to the source",
+		Long: "The way back after a failover: translate each group's committed offsets on the\n" +
+			"target's remote topics (us-east.orders on eu-west) to the source topics (orders\n" +
+			"on us-east), exactly by content where the source answers, otherwise with the\n" +
+			"conservative inverse of the flow's offset syncs (the newest sync whose\n" +
+			"downstream offset is at or below the group's gives its upstream offset, plus 1\n" +
+			"past it). --source and --target name the forward flow. Plan, --apply, --verify\n" +
+			"and the safety rules are those of `mirrorctl failover`, on the source cluster.\n\n" + exitStatus,
+		Example: "$ mirrorctl failback --source us-east --target eu-west --group billing\n" +
+			"$ mirrorctl failback --source us-east --target eu-west --group billing --apply --verify --yes",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return run(cmd, opts, runF) },
+	}
+	addFlags(cmd, opts)
+	cmd.Flags().DurationVar(&opts.MaxLag, "max-lag", 0, "Refuse groups whose topics' replication lag is not under this `duration`")
+	return cmd
+}
+
+func addFlags(cmd *cobra.Command, opts *Options) {
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Source, "source", "", "Source cluster alias of the flow (default: the config's one enabled flow)")
+	fl.StringVar(&opts.Target, "target", "", "Target cluster alias of the flow")
+	fl.StringArrayVar(&opts.Groups, "group", nil, "Consumer group `name` (repeatable)")
+	fl.StringVar(&opts.GroupsRE, "groups", "", "Consumer groups whose name matches this `regex` (whole name, RE2)")
+	fl.BoolVar(&opts.Apply, "apply", false, "Commit the plan (audited)")
+	fl.BoolVar(&opts.Verify, "verify", false, "Compare the records at the committed offsets with the source's")
+	fl.BoolVar(&opts.AllowRewind, "allow-rewind", false, "Allow lowering an offset already committed")
+	fl.BoolVarP(&opts.Yes, "yes", "y", false, "Do not ask for confirmation on a terminal")
+}
+
+func run(cmd *cobra.Command, opts *Options, runF func(*Options) error) error {
+	if len(opts.Groups) == 0 && opts.GroupsRE == "" {
+		return cmdutil.FlagErrorf("name the groups with --group (repeatable) or --groups <regex>")
+	}
+	if opts.MaxLag < 0 || opts.CheckpointMaxAge < 0 {
+		return cmdutil.FlagErrorf("--max-lag and --checkpoint-max-age must not be negative")
+	}
+	opts.Args = []string{cmd.Name()}
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		v := f.Value.String()
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			for _, s := range sv.GetSlice() {
+				opts.Args = append(opts.Args, "--"+f.Name+"="+s)
+			}
+			return
+		}
+		opts.Args = append(opts.Args, "--"+f.Name+"="+v)
+	})
+	if runF != nil {
+		return runF(opts)
+	}
+	return Run(cmd.Context(), opts)
+}
+
+// Run plans, and with Apply commits, and with Verify verifies.
+func Run(ctx context.Context, opts *Options) error {
+	eng, cfg, groups, err := translate.Setup(ctx, opts.Config, opts.Clients, opts.Logger, opts.IO, opts.Source, opts.Target, opts.Groups, opts.GroupsRE, opts.Back)
+	if err != nil {
+		return err
+	}
+	popts := failover.PlanOptions{Groups: groups, Mode: failover.Mode(opts.Mode), AllowRewind: opts.AllowRewind,
+		MaxLag: opts.MaxLag, CheckpointMaxAge: opts.CheckpointMaxAge}
+	var plan *failover.Plan
+	if opts.Back {
+		plan, err = eng.PlanFailback(ctx, popts)
+	} else {
+		plan, err = eng.PlanFailover(ctx, popts)
+	}
+	if err != nil {
+		return err
+	}
+	name := "failover"
+	if opts.Back {
+		name = "failback"
+	}
+	commits := countActions(plan, failover.ActionCommit)
+	if opts.Apply && commits > 0 && opts.IO.CanPrompt() && !opts.Yes {
+		if err := render(opts, plan); err != nil {
+			return err
+		}
+		ok, err := confirm(opts.IO, fmt.Sprintf("Commit %d partitions on %s? [y/N] ", commits, plan.CommitCluster()))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return cmdutil.CheckFailedf("not confirmed; nothing was committed")
+		}
+	}
+	var applyErr error
+	if opts.Apply {
+		log, err := opts.Audit()
+		if err != nil {
+			return fmt.Errorf("audit log: %w (nothing was committed)", err)
+		}
+		op, err := log.Begin(ctx, name+" apply", opts.Args, cfg.Digest(), plan)
+		if err != nil {
+			return fmt.Errorf("audit log: %w (nothing was committed)", err)
+		}
+		applyErr = eng.Apply(ctx, plan)
+		if applyErr == nil && opts.Verify {
+			applyErr = eng.Verify(ctx, plan)
+		}
+		if err := op.End(ctx, status(ctx, plan, applyErr), plan, applyErr); err != nil {
+			applyErr = errors.Join(applyErr, fmt.Errorf("audit log: %w", err))
+		}
+	} else if opts.Verify {
+		applyErr = eng.Verify(ctx, plan)
+	}
+	if err := render(opts, plan); err != nil {
+		return err
+	}
+	if applyErr != nil {
+		return applyErr
+	}
+	for _, g := range plan.Groups {
+		for _, r := range g.Refused {
+			fmt.Fprintf(opts.IO.ErrOut, "%s %s\n", output.NewStyles(opts.IO).FailureIcon(), r)
+		}
+	}
+	if plan.PrecheckFailed() || plan.Problems() > 0 {
+		return cmdutil.ErrCheckFailed
+	}
+	if opts.Apply && opts.IO.IsStderrTTY() {
+		fmt.Fprintf(opts.IO.ErrOut, "%s committed %d partitions on %s\n", output.NewStyles(opts.IO).SuccessIcon(), plan.Committed(), plan.CommitCluster())
+	}
+	return nil
+}
+
+// status is the audit status of an apply.
+func status(ctx context.Context, plan *failover.Plan, err error) string {
+	switch {
+	case ctx.Err() != nil:
+		return audit.StatusInterrupted
+	case err != nil && plan.Committed() == 0:
+		return audit.StatusFailed
+	case plan.Problems() > 0 && plan.Committed() > 0, err != nil:
+		return audit.StatusPartial
+	case plan.Problems() > 0 || (plan.PrecheckFailed() && plan.Committed() == 0):
+		return audit.StatusRefused
+	}
+	return audit.StatusOK
+}
+
+func countActions(plan *failover.Plan, a failover.Action) int {
+	n := 0
+	for _, g := range plan.Groups {
+		if len(g.Refused) > 0 {
+			continue
+		}
+		for _, p := range g.Partitions {
+			if p.Action == a {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func confirm(io *iostreams.IOStreams, prompt string) (bool, error) {
+	fmt.Fprint(io.ErrOut, prompt)
+	line, err := bufio.NewReader(io.In).ReadString('\n')
+	if err != nil && line == "" {
+		return false, nil
+	}
+	a := strings.ToLower(strings.TrimSpace(line))
+	return a == "y" || a == "yes", nil
+}
+
+// PartitionRow is one partition in the JSON document. Failover rows carry
+// current_target_offset and failback rows current_source_offset.
+type PartitionRow struct {
+	SourceTopic         string  `json:"source_topic"`
+	Topic               string  `json:"topic"`
+	Partition           int32   `json:"partition"`
+	SourceOffset        *int64  `json:"source_offset"`
+	TargetOffset        *int64  `json:"target_offset"`
+	CurrentTargetOffset *int64  `json:"current_target_offset,omitempty"`
+	CurrentSourceOffset *int64  `json:"current_source_offset,omitempty"`
+	Action              string  `json:"action"`
+	Mode                string  `json:"mode"`
+	Rereads             *int64  `json:"rereads"`
+	Reason              string  `json:"reason,omitempty"`
+	Outcome             string  `json:"outcome,omitempty"`
+	Error               string  `json:"error,omitempty"`
+	Verified            *bool   `json:"verified"`
+	VerifyNote          string  `json:"verify_note,omitempty"`
+	Sync                *syncJS `json:"sync,omitempty"`
+}
+
+type syncJS = failover.SyncRef
+
+// GroupRow is one group in the JSON document.
+type GroupRow struct {
+	Group       string         `json:"group"`
+	TargetState string         `json:"target_state,omitempty"`
+	SourceState string         `json:"source_state,omitempty"`
+	Members     int            `json:"members"`
+	Refused     []string       `json:"refused,omitempty"`
+	Partitions  []PartitionRow `json:"partitions"`
+}
+
+// Result is the JSON document of failover and failback.
+type Result struct {
+	output.Envelope
+	Direction string     `json:"direction"`
+	Applied   bool       `json:"applied"`
+	Source    string     `json:"source"`
+	Target    string     `json:"target"`
+	Groups    []GroupRow `json:"groups"`
+}
+
+func toResult(plan *failover.Plan) Result {
+	res := Result{Envelope: output.NewEnvelope(), Direction: string(plan.Direction), Applied: plan.Applied, Source: plan.Source, Target: plan.Target, Groups: []GroupRow{}}
+	back := plan.Direction == failover.Failback
+	for _, g := range plan.Groups {
+		gr := GroupRow{Group: g.Group, Members: g.Members, Refused: g.Refused, Partitions: []PartitionRow{}}
+		if back {
+			gr.SourceState = g.State
+		} else {
+			gr.TargetState = g.State
+		}
+		for _, p := range g.Partitions {
+			r := PartitionRow{SourceTopic: p.SourceTopic, Topic: p.Topic, Partition: p.Partition, SourceOffset: p.SourceOffset,
+				TargetOffset: p.TargetOffset, Action: string(p.Action), Mode: string(p.Mode), Rereads: p.Rereads, Reason: p.Reason,
+				Outcome: p.Outcome, Error: p.Error, Verified: p.Verified, VerifyNote: p.VerifyNote, Sync: p.Sync}
+			if back {
+				r.CurrentSourceOffset = p.Current
+			} else {
+				r.CurrentTargetOffset = p.Current
+			}
+			gr.Partitions = append(gr.Partitions, r)
+		}
+		res.Groups = append(res.Groups, gr)
+	}
+	return res
+}
+
+func render(opts *Options, plan *failover.Plan) error {
+	if opts.Output() == output.FormatJSON {
+		return output.WriteJSON(opts.IO.Out, toResult(plan))
+	}
+	back := plan.Direction == failover.Failback
+	headers := []string{"group", "topic", "partition", "source offset", "target offset", "current", "action", "mode", "rereads"}
+	if back {
+		headers = []string{"group", "source topic", "partition", "target offset", "source offset", "current", "action", "mode", "rereads"}
+	}
+	if plan.Applied {
+		headers = append(headers, "outcome")
+	}
+	verified := false
+	for _, g := range plan.Groups {
+		for _, p := range g.Partitions {
+			verified = verified || p.Verified != nil
+		}
+	}
+	if verified {
+		headers = append(headers, "verified")
+	}
+	headers = append(headers, "reason")
+	t := output.NewTable(headers...)
+	for _, g := range plan.Groups {
+		for _, p := range g.Partitions {
+			row := []string{g.Group, p.Topic, strconv.Itoa(int(p.Partition)), translate.Opt(p.SourceOffset), translate.Opt(p.TargetOffset)}
+			if back {
+				row = []string{g.Group, p.SourceTopic, strconv.Itoa(int(p.Partition)), translate.Opt(p.TargetOffset), translate.Opt(p.SourceOffset)}
+			}
+			row = append(row, translate.Opt(p.Current), string(p.Action), string(p.Mode), translate.Opt(p.Rereads))
+			if plan.Applied {
+				row = append(row, p.Outcome)
+			}
+			if verified {
+				v := ""
+				if p.Verified != nil {
+					v = map[bool]string{true: "pass", false: "fail"}[*p.Verified]
+				}
+				row = append(row, v)
+			}
+			reason := p.Reason
+			for _, s := range []string{p.Error, p.VerifyNote} {
+				if s != "" && (p.Verified == nil || !*p.Verified || s == p.Error) {
+					reason = strings.TrimPrefix(reason+"; "+s, "; ")
+				}
+			}
+			t.AddRow(append(row, reason)...)
+		}
+	}
+	return t.Render(opts.IO, opts.Output())
+}

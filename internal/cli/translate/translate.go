@@ -1,0 +1,172 @@
+// Package translate implements `mirrorctl translate`: a consumer group's
+// committed source offsets translated to the target cluster (package
+// failover, checkpoint / exact / auto mode). It changes nothing.
+package translate
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mirrorctl/mirrorctl/failover"
+	"github.com/mirrorctl/mirrorctl/internal/cli/cmdutil"
+	"github.com/mirrorctl/mirrorctl/internal/cli/dump"
+	"github.com/mirrorctl/mirrorctl/internal/config"
+	"github.com/mirrorctl/mirrorctl/internal/iostreams"
+	"github.com/mirrorctl/mirrorctl/internal/output"
+	"github.com/mirrorctl/mirrorctl/replicate"
+)
+
+// TranslateOptions are the dependencies and flags of `mirrorctl translate`.
+type TranslateOptions struct {
+	IO      *iostreams.IOStreams
+	Output  func() output.Format
+	Config  func() (*config.Config, error)
+	Clients func() (replicate.Clients, error)
+	Logger  *slog.Logger
+
+	Source, Target string
+	Groups         []string // --group, repeatable
+	GroupsRE       string   // --groups
+	Mode           string   // --mode auto|checkpoint|exact
+}
+
+// NewCmdTranslate returns `mirrorctl translate`. If runF is non-nil it is
+// called with the options instead of the command's run function (tests).
+func NewCmdTranslate(f *cmdutil.Factory, runF func(*TranslateOptions) error) *cobra.Command {
+	opts := &TranslateOptions{IO: f.IO, Output: f.Output, Config: f.Config, Logger: f.Logger,
+		Clients: func() (replicate.Clients, error) { return f.Kafka() }}
+	cmd := &cobra.Command{
+		Use:   "translate --source <alias> --target <alias> {--group <name>... | --groups <regex>} [--mode auto|checkpoint|exact]",
+		Short: "Translate consumer-group offsets from the source cluster to the target",
+		Long: "Print, per group and partition, the committed offset on the source and the\n" +
+			"offset a consumer of the same group must resume from on the target.\n\n" +
+			"checkpoint: the newest checkpoint in <source>.checkpoints.internal on the target,\n" +
+			"  as MirrorMaker 2's RemoteClusterUtils.translateOffsets returns it; works while\n" +
+			"  the source is down; may re-read records.\n" +
+			"exact: from the nearest offset sync, the copy of the next record the group would\n" +
+			"  read, matched by timestamp, key, value and headers; needs the source; works for\n" +
+			"  topics a real MM2 replicates. When unsure it returns an earlier, safe offset\n" +
+			"  and says why.\n" +
+			"auto (default): exact where the source answers, checkpoint otherwise.\n\n" +
+			"Each row names the mode that produced it, the offset sync it started from and\n" +
+			"how many records a consumer would read again compared with exact. A null\n" +
+			"target offset means there is no safe answer; the reason says why. Nothing is\n" +
+			"changed.\n\n" +
+			"EXIT STATUS\n\n" +
+			"  0  translated (rows without an answer carry a reason)\n" +
+			"  1  a cluster could not be read\n" +
+			"  2  bad flags or an invalid mm2.properties",
+		Example: "$ mirrorctl translate --source us-east --target eu-west --group billing\n" +
+			"$ mirrorctl translate --source us-east --target eu-west --groups 'billing-.*' --mode exact -o json",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(opts.Groups) == 0 && opts.GroupsRE == "" {
+				return cmdutil.FlagErrorf("name the groups with --group (repeatable) or --groups <regex>")
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runTranslate(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Source, "source", "", "Source cluster alias (default: the config's one enabled flow)")
+	fl.StringVar(&opts.Target, "target", "", "Target cluster alias")
+	fl.StringArrayVar(&opts.Groups, "group", nil, "Consumer group `name` (repeatable)")
+	fl.StringVar(&opts.GroupsRE, "groups", "", "Consumer groups whose name matches this `regex` (whole name, RE2)")
+	cmdutil.StringEnumFlag(cmd, fl, &opts.Mode, "mode", "", string(failover.ModeAuto), failover.Modes(), "Translation mode")
+	return cmd
+}
+
+// Setup resolves the flow and builds the engine and the group list shared
+// by translate, failover and failback. onTarget lists --groups on the
+// target (failback).
+func Setup(ctx context.Context, cfgF func() (*config.Config, error), clientsF func() (replicate.Clients, error), logger *slog.Logger,
+	io *iostreams.IOStreams, source, target string, groups []string, groupsRE string, onTarget bool) (*failover.Engine, *config.Config, []string, error) {
+	cfg, err := cfgF()
+	if cfg != nil {
+		cmdutil.PrintWarnings(io, cfg.Warnings)
+	}
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	fl, err := dump.ResolveFlow(cfg, source, target)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var re *regexp.Regexp
+	if groupsRE != "" {
+		if re, err = regexp.Compile(`^(?:` + groupsRE + `)$`); err != nil {
+			return nil, nil, nil, cmdutil.FlagErrorf("--groups %q: %w", groupsRE, err)
+		}
+	}
+	clients, err := clientsF()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	eng, err := failover.New(failover.Options{Flow: cmdutil.FlowConfig(cfg, fl), Clients: clients, Logger: logger})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	out := append([]string(nil), groups...)
+	if re != nil {
+		matched, err := eng.MatchGroups(ctx, re.MatchString, onTarget)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		out = append(out, matched...)
+	}
+	if len(out) == 0 {
+		return nil, nil, nil, cmdutil.FlagErrorf("--groups %q matches no consumer group", groupsRE)
+	}
+	return eng, cfg, out, nil
+}
+
+// Result is the JSON document of `translate -o json`.
+type Result struct {
+	output.Envelope
+	Source string                      `json:"source"`
+	Target string                      `json:"target"`
+	Groups []failover.GroupTranslation `json:"groups"`
+}
+
+func runTranslate(ctx context.Context, opts *TranslateOptions) error {
+	eng, _, groups, err := Setup(ctx, opts.Config, opts.Clients, opts.Logger, opts.IO, opts.Source, opts.Target, opts.Groups, opts.GroupsRE, false)
+	if err != nil {
+		return err
+	}
+	res, err := eng.Translate(ctx, groups, failover.Mode(opts.Mode))
+	if err != nil {
+		return err
+	}
+	if res.SourceDown {
+		fmt.Fprintf(opts.IO.ErrOut, "%s source %s did not answer; rows come from checkpoints: %s\n", output.NewStyles(opts.IO).Warn("warning:"), res.Source, res.SourceErr)
+	}
+	if opts.Output() == output.FormatJSON {
+		return output.WriteJSON(opts.IO.Out, Result{Envelope: output.NewEnvelope(), Source: res.Source, Target: res.Target, Groups: res.Groups})
+	}
+	t := output.NewTable("group", "source topic", "topic", "partition", "source offset", "target offset", "mode", "sync", "rereads", "reason")
+	for _, g := range res.Groups {
+		for _, r := range g.Partitions {
+			sync := ""
+			if r.Sync != nil {
+				sync = strconv.FormatInt(r.Sync.Upstream, 10) + "->" + strconv.FormatInt(r.Sync.Downstream, 10)
+			}
+			t.AddRow(g.Group, r.SourceTopic, r.Topic, strconv.Itoa(int(r.Partition)), Opt(r.SourceOffset), Opt(r.TargetOffset), string(r.Mode), sync, Opt(r.Rereads), r.Reason)
+		}
+	}
+	return t.Render(opts.IO, opts.Output())
+}
+
+// Opt renders an optional offset or count: "-" when absent.
+func Opt(p *int64) string {
+	if p == nil {
+		return "-"
+	}
+	return strconv.FormatInt(*p, 10)
+}
