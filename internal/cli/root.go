@@ -15,8 +15,10 @@ import (
 	"github.com/mirrorctl/mirrorctl/internal/cli/configcmd"
 	"github.com/mirrorctl/mirrorctl/internal/cli/demo"
 	"github.com/mirrorctl/mirrorctl/internal/cli/dump"
+	failovercmd "github.com/mirrorctl/mirrorctl/internal/cli/failover"
 	"github.com/mirrorctl/mirrorctl/internal/cli/lag"
 	replicatecmd "github.com/mirrorctl/mirrorctl/internal/cli/replicate"
+	translatecmd "github.com/mirrorctl/mirrorctl/internal/cli/translate"
 	"github.com/mirrorctl/mirrorctl/internal/cli/version"
 	"github.com/mirrorctl/mirrorctl/internal/output"
 )
@@ -92,6 +94,9 @@ func NewCmdRoot(f *cmdutil.Factory, g *globalOptions) *cobra.Command {
 	cmd.AddCommand(completion.NewCmdCompletion(f, nil))
 	cmd.AddCommand(configcmd.NewCmdConfig(f))
 	cmd.AddCommand(replicatecmd.NewCmdReplicate(f, nil))
+	cmd.AddCommand(translatecmd.NewCmdTranslate(f, nil))
+	cmd.AddCommand(failovercmd.NewCmdFailover(f, nil))
+	cmd.AddCommand(failovercmd.NewCmdFailback(f, nil))
 	cmd.AddCommand(demo.NewCmdDemo(f, nil))
 	cmd.AddCommand(dump.NewCmdCheckpoints(f))
 	cmd.AddCommand(dump.NewCmdOffsetSyncs(f))
