@@ -529,7 +529,7 @@ func (e *Engine) applyGroup(ctx context.Context, adm *kadm.Client, alias string,
 		case !ok:
 			pp.Outcome, pp.Error = OutcomeFailed, "no response for the partition"
 		case o.Err == nil:
-			pp.Outcome, pp.Current = OutcomeCommitted, ptr(o.At)
+			pp.Outcome = OutcomeCommitted
 		case activeErr(o.Err):
 			pp.Outcome, pp.Error = OutcomeRefused, fmt.Sprintf("group %s has members on %s: %v", gp.Group, alias, o.Err)
 		default:

@@ -273,37 +273,47 @@ func confirm(io *iostreams.IOStreams, prompt string) (bool, error) {
 	return a == "y" || a == "yes", nil
 }
 
-// PartitionRow is one partition in the JSON document. Failover rows carry
-// current_target_offset and failback rows current_source_offset.
+// PartitionRow is one partition in the JSON document. Failover rows add
+// current_target_offset and failback rows current_source_offset (the
+// group's commit before the run; null when none).
 type PartitionRow struct {
-	SourceTopic         string  `json:"source_topic"`
-	Topic               string  `json:"topic"`
-	Partition           int32   `json:"partition"`
-	SourceOffset        *int64  `json:"source_offset"`
-	TargetOffset        *int64  `json:"target_offset"`
-	CurrentTargetOffset *int64  `json:"current_target_offset,omitempty"`
-	CurrentSourceOffset *int64  `json:"current_source_offset,omitempty"`
-	Action              string  `json:"action"`
-	Mode                string  `json:"mode"`
-	Rereads             *int64  `json:"rereads"`
-	Reason              string  `json:"reason,omitempty"`
-	Outcome             string  `json:"outcome,omitempty"`
-	Error               string  `json:"error,omitempty"`
-	Verified            *bool   `json:"verified"`
-	VerifyNote          string  `json:"verify_note,omitempty"`
-	Sync                *syncJS `json:"sync,omitempty"`
+	SourceTopic  string  `json:"source_topic"`
+	Topic        string  `json:"topic"`
+	Partition    int32   `json:"partition"`
+	SourceOffset *int64  `json:"source_offset"`
+	TargetOffset *int64  `json:"target_offset"`
+	Action       string  `json:"action"`
+	Mode         string  `json:"mode"`
+	Rereads      *int64  `json:"rereads"`
+	Reason       string  `json:"reason,omitempty"`
+	Outcome      string  `json:"outcome,omitempty"`
+	Error        string  `json:"error,omitempty"`
+	Verified     *bool   `json:"verified"`
+	VerifyNote   string  `json:"verify_note,omitempty"`
+	Sync         *syncJS `json:"sync,omitempty"`
 }
 
 type syncJS = failover.SyncRef
 
+type fwdRow struct {
+	PartitionRow
+	CurrentTargetOffset *int64 `json:"current_target_offset"`
+}
+
+type backRow struct {
+	PartitionRow
+	CurrentSourceOffset *int64 `json:"current_source_offset"`
+}
+
 // GroupRow is one group in the JSON document.
 type GroupRow struct {
-	Group       string         `json:"group"`
-	TargetState string         `json:"target_state,omitempty"`
-	SourceState string         `json:"source_state,omitempty"`
-	Members     int            `json:"members"`
-	Refused     []string       `json:"refused,omitempty"`
-	Partitions  []PartitionRow `json:"partitions"`
+	Group       string   `json:"group"`
+	TargetState string   `json:"target_state,omitempty"`
+	SourceState string   `json:"source_state,omitempty"`
+	Members     int      `json:"members"`
+	Refused     []string `json:"refused,omitempty"`
+	// Partitions holds fwdRow or backRow values.
+	Partitions []any `json:"partitions"`
 }
 
 // Result is the JSON document of failover and failback.
@@ -320,7 +330,7 @@ func toResult(plan *failover.Plan) Result {
 	res := Result{Envelope: output.NewEnvelope(), Direction: string(plan.Direction), Applied: plan.Applied, Source: plan.Source, Target: plan.Target, Groups: []GroupRow{}}
 	back := plan.Direction == failover.Failback
 	for _, g := range plan.Groups {
-		gr := GroupRow{Group: g.Group, Members: g.Members, Refused: g.Refused, Partitions: []PartitionRow{}}
+		gr := GroupRow{Group: g.Group, Members: g.Members, Refused: g.Refused, Partitions: []any{}}
 		if back {
 			gr.SourceState = g.State
 		} else {
@@ -331,11 +341,10 @@ func toResult(plan *failover.Plan) Result {
 				TargetOffset: p.TargetOffset, Action: string(p.Action), Mode: string(p.Mode), Rereads: p.Rereads, Reason: p.Reason,
 				Outcome: p.Outcome, Error: p.Error, Verified: p.Verified, VerifyNote: p.VerifyNote, Sync: p.Sync}
 			if back {
-				r.CurrentSourceOffset = p.Current
+				gr.Partitions = append(gr.Partitions, backRow{r, p.Current})
 			} else {
-				r.CurrentTargetOffset = p.Current
+				gr.Partitions = append(gr.Partitions, fwdRow{r, p.Current})
 			}
-			gr.Partitions = append(gr.Partitions, r)
 		}
 		res.Groups = append(res.Groups, gr)
 	}
