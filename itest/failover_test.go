@@ -33,7 +33,9 @@ func TestFailoverCutoverOnRealKafka(t *testing.T) {
 	}
 	all := shapes(topic, 3, 0, 300)
 	produceAll(ctx, t, prod, all)
-	key := func(r *kgo.Record) string { return fmt.Sprintf("%d/%s/%s/%d", r.Partition, r.Key, r.Value, r.Timestamp.UnixMilli()) }
+	key := func(r *kgo.Record) string {
+		return fmt.Sprintf("%d/%s/%s/%d", r.Partition, r.Key, r.Value, r.Timestamp.UnixMilli())
+	}
 	want := map[string]bool{}
 	for _, r := range all {
 		want[key(r)] = true
