@@ -203,14 +203,56 @@ func runReplicate(ctx context.Context, opts *ReplicateOptions) error {
 	if err != nil {
 		return err
 	}
+	if !opts.Once && opts.IO.IsStderrTTY() {
+		stopStatus := statusLines(ctx, opts, m)
+		defer stopStatus()
+	}
 	runErr := m.Run(ctx)
 	if rerr := render(opts, m.Stats(), m.GroupStats(), runErr); rerr != nil {
 		return rerr
 	}
 	if ctx.Err() != nil {
+		if opts.IO.IsStderrTTY() {
+			fmt.Fprintln(opts.IO.ErrOut, "stopped: position saved on the target; the next run resumes there")
+		}
 		return ctx.Err() // interrupted: exit 130 after the position was saved
 	}
 	return runErr
+}
+
+// statusLines prints, every 10 s on a terminal, how far the mirror got, so a
+// running `replicate` is not silent. It returns a func that stops it.
+func statusLines(ctx context.Context, opts *ReplicateOptions, m *replicate.Mirror) func() {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(10 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				var recs, bytes int64
+				parts, stopped := 0, 0
+				for _, s := range m.Stats() {
+					recs += s.Records
+					bytes += s.Bytes
+					parts++
+					if s.Error != "" {
+						stopped++
+					}
+				}
+				line := fmt.Sprintf("• %s: %d records (%d value bytes) copied over %d partitions", time.Now().Format("15:04:05"), recs, bytes, parts)
+				if stopped > 0 {
+					line += fmt.Sprintf(", %d partitions stopped", stopped)
+				}
+				fmt.Fprintln(opts.IO.ErrOut, line)
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
 }
 
 func dryRun(ctx context.Context, opts *ReplicateOptions, flows []replicate.FlowConfig, clients replicate.Clients) error {
@@ -240,6 +282,16 @@ func dryRun(ctx context.Context, opts *ReplicateOptions, flows []replicate.FlowC
 	for _, p := range res.Flows {
 		for _, tp := range p.Topics {
 			t.AddRow(p.Flow, tp.Topic, tp.RemoteTopic, tp.Action, strconv.Itoa(int(tp.Partitions)), strconv.Itoa(int(tp.TargetPartitions)), tp.Reason)
+		}
+		for _, it := range p.Internal {
+			action, note := "create-internal", "will be created"
+			if it.Exists {
+				action, note = "internal", "exists"
+			}
+			t.AddRow(p.Flow, it.Topic, "", action, "1", "", fmt.Sprintf("%s topic on %s (%s)", it.Purpose, it.Cluster, note))
+		}
+		if len(p.Replicated()) == 0 {
+			fmt.Fprintf(opts.IO.ErrOut, "warning: flow %s: no topic on %s is replicated (%d listed); check the topics filter\n", p.Flow, p.Source, len(p.Topics))
 		}
 	}
 	return t.Render(opts.IO, opts.Output())
