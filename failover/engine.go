@@ -283,7 +283,16 @@ func (e *Engine) readProgress(ctx context.Context) map[tpKey]int64 {
 // group.
 func fetchOffsets(ctx context.Context, adm *kadm.Client, alias string, groups []string) (map[string]kadm.OffsetResponses, error) {
 	out := make(map[string]kadm.OffsetResponses, len(groups))
-	resp := adm.FetchManyOffsets(ctx, groups...)
+	var resp kadm.FetchOffsetsResponses
+	_ = retryCoordinator(ctx, func() error {
+		resp = adm.FetchManyOffsets(ctx, groups...)
+		for _, r := range resp {
+			if coordinatorErr(r.Err) {
+				return r.Err
+			}
+		}
+		return nil
+	})
 	var errs []error
 	for _, g := range groups {
 		r, ok := resp[g]

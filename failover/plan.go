@@ -181,14 +181,53 @@ func (e *RefusedError) Error() string {
 	return fmt.Sprintf("group %s: %s", e.Group, e.Reason)
 }
 
-// groupState describes a group on adm's cluster: its state ("absent" when
-// unknown) and member count.
+// groupStates describes groups on adm's cluster, retrying while the group
+// coordinator is not ready (a fresh cluster creates __consumer_offsets on
+// first use): COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS and
+// NOT_COORDINATOR, for up to coordinatorWait.
 func groupStates(ctx context.Context, adm *kadm.Client, alias string, groups []string) (map[string]kadm.DescribedGroup, error) {
-	described, err := adm.DescribeGroups(ctx, groups...)
+	var described kadm.DescribedGroups
+	err := retryCoordinator(ctx, func() error {
+		var err error
+		described, err = adm.DescribeGroups(ctx, groups...)
+		if err != nil && len(described) == 0 {
+			return err
+		}
+		for _, d := range described {
+			if coordinatorErr(d.Err) {
+				return d.Err
+			}
+		}
+		return nil
+	})
 	if err != nil && len(described) == 0 {
 		return nil, fmt.Errorf("describe groups on %s: %w", alias, err)
 	}
 	return described, nil
+}
+
+// coordinatorWait bounds retries while a group coordinator is not ready.
+const coordinatorWait = 30 * time.Second
+
+func coordinatorErr(err error) bool {
+	return errors.Is(err, kerr.CoordinatorNotAvailable) || errors.Is(err, kerr.CoordinatorLoadInProgress) || errors.Is(err, kerr.NotCoordinator)
+}
+
+// retryCoordinator calls fn until it returns an error that is not a
+// coordinator-not-ready error, coordinatorWait passes, or ctx ends.
+func retryCoordinator(ctx context.Context, fn func() error) error {
+	deadline := time.Now().Add(coordinatorWait)
+	for {
+		err := fn()
+		if err == nil || !coordinatorErr(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
 
 func stateOf(d kadm.DescribedGroup, ok bool) (string, int, error) {
