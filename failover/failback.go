@@ -13,11 +13,24 @@ import (
 // offset syncs: the newest sync whose downstream offset is at or below the
 // group's target offset D gives its upstream offset, plus 1 when D is past
 // it (rows with mode "sync"). Actions and prechecks are those of
-// PlanFailover, against the group on the source cluster. opts.Mode and
-// CheckpointMaxAge are ignored.
+// PlanFailover, against the group on the source cluster, except MaxLag
+// (see below). opts.Mode is auto ("" too: the inverse offset-sync rule
+// when the source does not answer) or exact (an error when it does not);
+// checkpoint is an error, since MM2's checkpoints translate the forward way
+// only. CheckpointMaxAge and MaxLag are ignored: the records the forward
+// flow has not copied yet are on the source, where the group resumes, so
+// its replication lag cannot make failback skip any.
 func (e *Engine) PlanFailback(ctx context.Context, opts PlanOptions) (*Plan, error) {
+	mode := opts.Mode
+	switch mode {
+	case "":
+		mode = ModeAuto
+	case ModeAuto, ModeExact:
+	default:
+		return nil, fmt.Errorf("failback: mode %q is not supported (auto or exact; checkpoints translate the forward way only)", mode)
+	}
 	groups := dedupe(opts.Groups)
-	plan := &Plan{Direction: Failback, Source: e.flow.Source, Target: e.flow.Target, Mode: ModeExact, AllowRewind: opts.AllowRewind}
+	plan := &Plan{Direction: Failback, Source: e.flow.Source, Target: e.flow.Target, Mode: mode, AllowRewind: opts.AllowRewind}
 	tgt, err := e.clients.Admin(e.flow.Target)
 	if err != nil {
 		return nil, err
@@ -79,6 +92,9 @@ func (e *Engine) PlanFailback(ctx context.Context, opts PlanOptions) (*Plan, err
 	}
 	sourceUp := true
 	if err := e.locate(ctx, e.flow.Target, e.flow.Source, list); err != nil {
+		if mode == ModeExact {
+			return nil, fmt.Errorf("failback in exact mode: %w", err)
+		}
 		sourceUp = false
 		e.log.Warn("exact failback translation failed; using the inverse offset syncs", "err", err)
 		for _, q := range list {

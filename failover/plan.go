@@ -152,6 +152,21 @@ func (p *Plan) Problems() int {
 	return n
 }
 
+// Unverified counts partitions [Engine.Verify] checked but could not
+// verify because a cluster could not be read (Verified nil, VerifyNote
+// set). They are not counted by [Plan.Problems]: the commit itself stands.
+func (p *Plan) Unverified() int {
+	n := 0
+	for _, g := range p.Groups {
+		for _, pp := range g.Partitions {
+			if pp.Verified == nil && pp.VerifyNote != "" {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // Committed counts partitions committed by Apply.
 func (p *Plan) Committed() int {
 	n := 0
@@ -551,13 +566,21 @@ func (e *Engine) applyGroup(ctx context.Context, adm *kadm.Client, alias string,
 	defer cancel()
 	resp, err := adm.CommitOffsets(cctx, gp.Group, commit)
 	if err != nil {
-		outcome := OutcomeFailed
 		if activeErr(err) {
-			outcome = OutcomeRefused
+			msg := activeMsg(gp.Group, alias, err)
+			gp.Refused = append(gp.Refused, msg)
+			for i := range gp.Partitions {
+				if pp := &gp.Partitions[i]; pp.Action == ActionCommit {
+					pp.Action = ActionSkipActive
+				}
+			}
+			setAll(OutcomeRefused, msg)
+			return
 		}
-		setAll(outcome, fmt.Sprintf("commit group %s on %s: %v", gp.Group, alias, err))
+		setAll(OutcomeFailed, fmt.Sprintf("commit group %s on %s: %v", gp.Group, alias, err))
 		return
 	}
+	active := false
 	for i := range gp.Partitions {
 		pp := &gp.Partitions[i]
 		if pp.Action != ActionCommit {
@@ -570,11 +593,26 @@ func (e *Engine) applyGroup(ctx context.Context, adm *kadm.Client, alias string,
 		case o.Err == nil:
 			pp.Outcome = OutcomeCommitted
 		case activeErr(o.Err):
-			pp.Outcome, pp.Error = OutcomeRefused, fmt.Sprintf("group %s has members on %s: %v", gp.Group, alias, o.Err)
+			// The group gained members between the describe and the
+			// commit: the broker rejected the admin commit.
+			pp.Action, pp.Outcome, pp.Error = ActionSkipActive, OutcomeRefused, activeMsg(gp.Group, alias, o.Err)
+			active = true
 		default:
 			pp.Outcome, pp.Error = OutcomeFailed, fmt.Sprintf("commit %s[%d] on %s: %v", plan.commitTopic(pp), pp.Partition, alias, o.Err)
 		}
 	}
+	if active {
+		gp.Refused = append(gp.Refused, activeMsg(gp.Group, alias, nil))
+	}
+}
+
+// activeMsg says a commit was rejected because the group is active.
+func activeMsg(group, alias string, err error) string {
+	msg := fmt.Sprintf("group active: %s has members on %s; stop its consumers first", group, alias)
+	if err != nil {
+		msg += " (" + err.Error() + ")"
+	}
+	return msg
 }
 
 // commitTimeout bounds one group's commit once sent.

@@ -30,7 +30,10 @@ type vReq struct {
 // positions are compared. Rows that were not exact (checkpoint or sync
 // based, with re-reads) pass when the match lies within their re-reads
 // after the committed offset. Each checked partition gets Verified and a
-// VerifyNote; an error is returned only when a cluster cannot be read.
+// VerifyNote. When a cluster cannot be read, every checked partition keeps
+// Verified nil with the note "source unavailable: <error>" (or target) and
+// Verify returns nil (see [Plan.Unverified]); an error is returned only when
+// ctx ends.
 func (e *Engine) Verify(ctx context.Context, plan *Plan) error {
 	xAlias, yAlias := plan.Source, plan.Target
 	if plan.Direction == Failback {
@@ -69,21 +72,63 @@ func (e *Engine) Verify(ctx context.Context, plan *Plan) error {
 	if len(reqs) == 0 {
 		return nil
 	}
+	// Roles of X and Y for notes: X is where the group was, Y where it was
+	// committed.
+	xRole, yRole := "source", "target"
+	if plan.Direction == Failback {
+		xRole, yRole = "target", "source"
+	}
+	if role, err := e.verifyRead(ctx, reqs, xAlias, yAlias, xRole, yRole, xTopics, yTopics); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("verify: %w", err)
+		}
+		for _, q := range reqs {
+			q.pp.Verified, q.pp.VerifyNote = nil, fmt.Sprintf("%s unavailable: %v", role, err)
+		}
+		return nil
+	}
+	for _, q := range reqs {
+		ok := false
+		var note string
+		switch {
+		case q.atEnd && !q.haveWant && !q.haveGot:
+			ok, note = true, "both sides hold no records before the positions"
+		case q.atEnd && q.haveWant && q.haveGot && q.got.Matches(q.want):
+			ok, note = true, fmt.Sprintf("at the end: the record before %d on %s matches the last record %d on %s", q.yPos, yAlias, q.want.Offset, xAlias)
+		case q.atEnd:
+			note = fmt.Sprintf("at the end: the record before %d on %s is not the copy of the last record on %s", q.yPos, yAlias, xAlias)
+		case q.haveGot && q.got.Matches(q.want) && q.gotAt == q.firstAt:
+			ok, note = true, fmt.Sprintf("record %d on %s matches record %d on %s", q.gotAt, yAlias, q.want.Offset, xAlias)
+		case q.haveGot && q.got.Matches(q.want):
+			ok, note = true, fmt.Sprintf("matches record %d on %s at %d; records from %d are read again", q.want.Offset, xAlias, q.gotAt, q.yPos)
+		case q.haveGot:
+			note = fmt.Sprintf("record %d on %s does not match record %d on %s", q.gotAt, yAlias, q.want.Offset, xAlias)
+		default:
+			note = fmt.Sprintf("no record at or after %d on %s (end %d) to compare with record %d on %s", q.yPos, yAlias, q.yEnd, q.want.Offset, xAlias)
+		}
+		q.pp.Verified, q.pp.VerifyNote = &ok, note
+	}
+	return nil
+}
+
+// verifyRead reads both sides of reqs. On error it returns the role
+// ("source" or "target") of the cluster that could not be read.
+func (e *Engine) verifyRead(ctx context.Context, reqs []*vReq, xAlias, yAlias, xRole, yRole string, xTopics, yTopics map[string]bool) (string, error) {
 	xAdm, err := e.clients.Admin(xAlias)
 	if err != nil {
-		return err
+		return xRole, err
 	}
 	yAdm, err := e.clients.Admin(yAlias)
 	if err != nil {
-		return err
+		return yRole, err
 	}
 	xs, xe, err := listOffsets(ctx, xAdm, xAlias, keys(xTopics))
 	if err != nil {
-		return fmt.Errorf("verify: %w", err)
+		return xRole, err
 	}
 	ys, ye, err := listOffsets(ctx, yAdm, yAlias, keys(yTopics))
 	if err != nil {
-		return fmt.Errorf("verify: %w", err)
+		return yRole, err
 	}
 	var xJobs []*scanJob
 	for _, q := range reqs {
@@ -102,7 +147,7 @@ func (e *Engine) Verify(ctx context.Context, plan *Plan) error {
 		}})
 	}
 	if err := scan(ctx, e.clients, xAlias, xJobs); err != nil {
-		return fmt.Errorf("verify: %w", err)
+		return xRole, err
 	}
 	// At the end on X: compare the last records before both positions.
 	var xTail, yJobs []*scanJob
@@ -141,31 +186,10 @@ func (e *Engine) Verify(ctx context.Context, plan *Plan) error {
 		}})
 	}
 	if err := scan(ctx, e.clients, xAlias, xTail); err != nil {
-		return fmt.Errorf("verify: %w", err)
+		return xRole, err
 	}
 	if err := scan(ctx, e.clients, yAlias, yJobs); err != nil {
-		return fmt.Errorf("verify: %w", err)
+		return yRole, err
 	}
-	for _, q := range reqs {
-		ok := false
-		var note string
-		switch {
-		case q.atEnd && !q.haveWant && !q.haveGot:
-			ok, note = true, "both sides hold no records before the positions"
-		case q.atEnd && q.haveWant && q.haveGot && q.got.Matches(q.want):
-			ok, note = true, fmt.Sprintf("at the end: the record before %d on %s matches the last record %d on %s", q.yPos, yAlias, q.want.Offset, xAlias)
-		case q.atEnd:
-			note = fmt.Sprintf("at the end: the record before %d on %s is not the copy of the last record on %s", q.yPos, yAlias, xAlias)
-		case q.haveGot && q.got.Matches(q.want) && q.gotAt == q.firstAt:
-			ok, note = true, fmt.Sprintf("record %d on %s matches record %d on %s", q.gotAt, yAlias, q.want.Offset, xAlias)
-		case q.haveGot && q.got.Matches(q.want):
-			ok, note = true, fmt.Sprintf("matches record %d on %s at %d; records from %d are read again", q.want.Offset, xAlias, q.gotAt, q.yPos)
-		case q.haveGot:
-			note = fmt.Sprintf("record %d on %s does not match record %d on %s", q.gotAt, yAlias, q.want.Offset, xAlias)
-		default:
-			note = fmt.Sprintf("no record at or after %d on %s (end %d) to compare with record %d on %s", q.yPos, yAlias, q.yEnd, q.want.Offset, xAlias)
-		}
-		q.pp.Verified, q.pp.VerifyNote = &ok, note
-	}
-	return nil
+	return "", nil
 }
