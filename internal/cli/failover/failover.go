@@ -37,6 +37,7 @@ type Options struct {
 	Clients func() (replicate.Clients, error)
 	Audit   func() (*audit.Log, error)
 	Logger  *slog.Logger
+	Now     func() time.Time // nil is time.Now; tests pin it
 
 	Back bool     // failback
 	Args []string // the command line, for the audit entry
@@ -54,16 +55,18 @@ type Options struct {
 }
 
 func newOptions(f *cmdutil.Factory, back bool) *Options {
-	return &Options{IO: f.IO, Output: f.Output, Config: f.Config, Logger: f.Logger, Audit: f.Audit, Back: back,
+	return &Options{IO: f.IO, Output: f.Output, Config: f.Config, Logger: f.Logger, Now: f.Now, Audit: f.Audit, Back: back,
 		Clients: func() (replicate.Clients, error) { return f.Kafka() }}
 }
 
 const exitStatus = "EXIT STATUS\n\n" +
-	"  0    plan printed, or every commit done (and verified with --verify)\n" +
+	"  0    plan printed (also when the confirmation is declined: nothing is\n" +
+	"       committed nor audited), or every commit done (and verified with --verify)\n" +
 	"  1    a cluster could not be read or written\n" +
 	"  2    bad flags or an invalid mm2.properties\n" +
 	"  3    a precheck failed (group active, lag over --max-lag, stale checkpoints),\n" +
-	"       a partition was refused or failed, or verification found a mismatch\n" +
+	"       a partition was refused or failed, verification found a mismatch, or\n" +
+	"       a cluster could not be read to verify (rows say \"source unavailable\")\n" +
 	"  130  interrupted; the audit log records exactly what was committed"
 
 // NewCmdFailover returns `mirrorctl failover`. If runF is non-nil it is
@@ -111,15 +114,24 @@ func NewCmdFailback(f *cmdutil.Factory, runF func(*Options) error) *cobra.Comman
 			"on us-east), exactly by content where the source answers, otherwise with the\n" +
 			"conservative inverse of the flow's offset syncs (the newest sync whose\n" +
 			"downstream offset is at or below the group's gives its upstream offset, plus 1\n" +
-			"past it). --source and --target name the forward flow. Plan, --apply, --verify\n" +
-			"and the safety rules are those of `mirrorctl failover`, on the source cluster.\n\n" + exitStatus,
+			"past it; rows say mode \"sync\"). --source and --target name the forward flow.\n" +
+			"Plan, --apply, --verify and the safety rules are those of `mirrorctl failover`,\n" +
+			"on the source cluster.\n\n" +
+			"--mode auto (default) is the above; --mode exact fails instead of using the\n" +
+			"offset syncs when the source does not answer. There is no checkpoint mode:\n" +
+			"MM2's checkpoints translate source offsets to the target, not back. There is no\n" +
+			"--max-lag: the records the forward flow has not copied yet are on the source,\n" +
+			"where the group resumes, so replication lag cannot make it skip any.\n\n" + exitStatus,
 		Example: "$ mirrorctl failback --source us-east --target eu-west --group billing\n" +
 			"$ mirrorctl failback --source us-east --target eu-west --group billing --apply --verify --yes",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return run(cmd, opts, runF) },
 	}
 	addFlags(cmd, opts)
-	cmd.Flags().DurationVar(&opts.MaxLag, "max-lag", 0, "Refuse groups whose topics' replication lag is not under this `duration`")
+	cmdutil.StringEnumFlag(cmd, cmd.Flags(), &opts.Mode, "mode", "", string(failover.ModeAuto), failover.Modes(), "Translation mode (checkpoint is not supported by failback; see above)")
+	// Accepted only to explain why it does not apply (see run).
+	cmd.Flags().DurationVar(&opts.MaxLag, "max-lag", 0, "Not supported by failback")
+	_ = cmd.Flags().MarkHidden("max-lag")
 	return cmd
 }
 
@@ -142,6 +154,12 @@ func run(cmd *cobra.Command, opts *Options, runF func(*Options) error) error {
 	if opts.MaxLag < 0 || opts.CheckpointMaxAge < 0 {
 		return cmdutil.FlagErrorf("--max-lag and --checkpoint-max-age must not be negative")
 	}
+	if opts.Back && cmd.Flags().Changed("max-lag") {
+		return cmdutil.FlagErrorf("--max-lag does not apply to failback: the records the forward flow has not copied yet are on the source, where the group resumes, so replication lag cannot make it skip any")
+	}
+	if opts.Back && opts.Mode == string(failover.ModeCheckpoint) {
+		return cmdutil.FlagErrorf("--mode checkpoint does not apply to failback: MM2's checkpoints translate source offsets to the target, not back; use auto (exact where the source answers, else the inverse offset syncs) or exact")
+	}
 	opts.Args = []string{cmd.Name()}
 	cmd.Flags().Visit(func(f *pflag.Flag) {
 		v := f.Value.String()
@@ -161,7 +179,8 @@ func run(cmd *cobra.Command, opts *Options, runF func(*Options) error) error {
 
 // Run plans, and with Apply commits, and with Verify verifies.
 func Run(ctx context.Context, opts *Options) error {
-	eng, cfg, groups, err := translate.Setup(ctx, opts.Config, opts.Clients, opts.Logger, opts.IO, opts.Source, opts.Target, opts.Groups, opts.GroupsRE, opts.Back)
+	eng, cfg, groups, err := translate.Setup(ctx, translate.SetupOptions{Config: opts.Config, Clients: opts.Clients, Logger: opts.Logger, Now: opts.Now,
+		IO: opts.IO, Source: opts.Source, Target: opts.Target, Groups: opts.Groups, GroupsRE: opts.GroupsRE, OnTarget: opts.Back})
 	if err != nil {
 		return err
 	}
@@ -181,16 +200,23 @@ func Run(ctx context.Context, opts *Options) error {
 		name = "failback"
 	}
 	commits := countActions(plan, failover.ActionCommit)
+	// On a terminal (stdin and stdout) --apply asks first unless --yes; a
+	// declined apply prints the plan as without --apply, commits nothing,
+	// writes nothing to the audit log and exits 0. The JSON document is
+	// printed once, after the answer.
 	if opts.Apply && commits > 0 && opts.IO.CanPrompt() && !opts.Yes {
-		if err := render(opts, plan); err != nil {
-			return err
+		json := opts.Output() == output.FormatJSON
+		if !json {
+			if err := render(opts, plan); err != nil {
+				return err
+			}
 		}
-		ok, err := confirm(opts.IO, fmt.Sprintf("Commit %d partitions on %s? [y/N] ", commits, plan.CommitCluster()))
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return cmdutil.CheckFailedf("not confirmed; nothing was committed")
+		if !confirm(opts.IO, fmt.Sprintf("Commit %d partitions of %d groups on %s? [y/N] ", commits, countGroups(plan), plan.CommitCluster())) {
+			fmt.Fprintln(opts.IO.ErrOut, "not confirmed; nothing was committed")
+			if json {
+				return render(opts, plan)
+			}
+			return nil
 		}
 	}
 	var applyErr error
@@ -224,7 +250,10 @@ func Run(ctx context.Context, opts *Options) error {
 			fmt.Fprintf(opts.IO.ErrOut, "%s %s\n", output.NewStyles(opts.IO).FailureIcon(), r)
 		}
 	}
-	if plan.PrecheckFailed() || plan.Problems() > 0 {
+	if n := plan.Unverified(); n > 0 {
+		fmt.Fprintf(opts.IO.ErrOut, "%s %d partitions could not be verified (see the verify notes)\n", output.NewStyles(opts.IO).FailureIcon(), n)
+	}
+	if plan.PrecheckFailed() || plan.Problems() > 0 || plan.Unverified() > 0 {
 		return cmdutil.ErrCheckFailed
 	}
 	if opts.Apply && opts.IO.IsStderrTTY() {
@@ -263,14 +292,26 @@ func countActions(plan *failover.Plan, a failover.Action) int {
 	return n
 }
 
-func confirm(io *iostreams.IOStreams, prompt string) (bool, error) {
-	fmt.Fprint(io.ErrOut, prompt)
-	line, err := bufio.NewReader(io.In).ReadString('\n')
-	if err != nil && line == "" {
-		return false, nil
+func countGroups(plan *failover.Plan) int {
+	n := 0
+	for _, g := range plan.Groups {
+		for _, p := range g.Partitions {
+			if len(g.Refused) == 0 && p.Action == failover.ActionCommit {
+				n++
+				break
+			}
+		}
 	}
+	return n
+}
+
+// confirm asks on stderr and reads one line from stdin: "y" or "yes" (any
+// case) is yes; anything else, EOF included, is no.
+func confirm(io *iostreams.IOStreams, prompt string) bool {
+	fmt.Fprint(io.ErrOut, prompt)
+	line, _ := bufio.NewReader(io.In).ReadString('\n')
 	a := strings.ToLower(strings.TrimSpace(line))
-	return a == "y" || a == "yes", nil
+	return a == "y" || a == "yes"
 }
 
 // PartitionRow is one partition in the JSON document. Failover rows add
@@ -366,7 +407,7 @@ func render(opts *Options, plan *failover.Plan) error {
 	verified := false
 	for _, g := range plan.Groups {
 		for _, p := range g.Partitions {
-			verified = verified || p.Verified != nil
+			verified = verified || p.Verified != nil || p.VerifyNote != ""
 		}
 	}
 	if verified {
@@ -386,8 +427,11 @@ func render(opts *Options, plan *failover.Plan) error {
 			}
 			if verified {
 				v := ""
-				if p.Verified != nil {
+				switch {
+				case p.Verified != nil:
 					v = map[bool]string{true: "pass", false: "fail"}[*p.Verified]
+				case p.VerifyNote != "":
+					v = "unknown"
 				}
 				row = append(row, v)
 			}

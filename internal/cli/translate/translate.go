@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"regexp"
 	"strconv"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -28,6 +29,7 @@ type TranslateOptions struct {
 	Config  func() (*config.Config, error)
 	Clients func() (replicate.Clients, error)
 	Logger  *slog.Logger
+	Now     func() time.Time // nil is time.Now
 
 	Source, Target string
 	Groups         []string // --group, repeatable
@@ -38,7 +40,7 @@ type TranslateOptions struct {
 // NewCmdTranslate returns `mirrorctl translate`. If runF is non-nil it is
 // called with the options instead of the command's run function (tests).
 func NewCmdTranslate(f *cmdutil.Factory, runF func(*TranslateOptions) error) *cobra.Command {
-	opts := &TranslateOptions{IO: f.IO, Output: f.Output, Config: f.Config, Logger: f.Logger,
+	opts := &TranslateOptions{IO: f.IO, Output: f.Output, Config: f.Config, Logger: f.Logger, Now: f.Now,
 		Clients: func() (replicate.Clients, error) { return f.Kafka() }}
 	cmd := &cobra.Command{
 		Use:   "translate --source <alias> --target <alias> {--group <name>... | --groups <regex>} [--mode auto|checkpoint|exact]",
@@ -83,12 +85,27 @@ func NewCmdTranslate(f *cmdutil.Factory, runF func(*TranslateOptions) error) *co
 	return cmd
 }
 
+// SetupOptions are the inputs of [Setup].
+type SetupOptions struct {
+	Config  func() (*config.Config, error)
+	Clients func() (replicate.Clients, error)
+	Logger  *slog.Logger
+	Now     func() time.Time // nil is time.Now
+	IO      *iostreams.IOStreams
+	// Source and Target select the flow (dump.ResolveFlow defaults).
+	Source, Target string
+	Groups         []string // --group
+	GroupsRE       string   // --groups, anchored to the whole name
+	OnTarget       bool     // list --groups on the target (failback)
+}
+
 // Setup resolves the flow and builds the engine and the group list shared
-// by translate, failover and failback. onTarget lists --groups on the
-// target (failback).
-func Setup(ctx context.Context, cfgF func() (*config.Config, error), clientsF func() (replicate.Clients, error), logger *slog.Logger,
-	io *iostreams.IOStreams, source, target string, groups []string, groupsRE string, onTarget bool) (*failover.Engine, *config.Config, []string, error) {
-	cfg, err := cfgF()
+// by translate, failover and failback. Errors: the config's (exit 2), a
+// *cmdutil.FlagError for a bad --groups regex or one matching nothing, and
+// cluster errors listing groups.
+func Setup(ctx context.Context, o SetupOptions) (*failover.Engine, *config.Config, []string, error) {
+	source, target, groups, groupsRE, io := o.Source, o.Target, o.Groups, o.GroupsRE, o.IO
+	cfg, err := o.Config()
 	if cfg != nil {
 		cmdutil.PrintWarnings(io, cfg.Warnings)
 	}
@@ -105,17 +122,17 @@ func Setup(ctx context.Context, cfgF func() (*config.Config, error), clientsF fu
 			return nil, nil, nil, cmdutil.FlagErrorf("--groups %q: %w", groupsRE, err)
 		}
 	}
-	clients, err := clientsF()
+	clients, err := o.Clients()
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	eng, err := failover.New(failover.Options{Flow: cmdutil.FlowConfig(cfg, fl), Clients: clients, Logger: logger})
+	eng, err := failover.New(failover.Options{Flow: cmdutil.FlowConfig(cfg, fl), Clients: clients, Logger: o.Logger, Now: o.Now})
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	out := append([]string(nil), groups...)
 	if re != nil {
-		matched, err := eng.MatchGroups(ctx, re.MatchString, onTarget)
+		matched, err := eng.MatchGroups(ctx, re.MatchString, o.OnTarget)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -136,7 +153,8 @@ type Result struct {
 }
 
 func runTranslate(ctx context.Context, opts *TranslateOptions) error {
-	eng, _, groups, err := Setup(ctx, opts.Config, opts.Clients, opts.Logger, opts.IO, opts.Source, opts.Target, opts.Groups, opts.GroupsRE, false)
+	eng, _, groups, err := Setup(ctx, SetupOptions{Config: opts.Config, Clients: opts.Clients, Logger: opts.Logger, Now: opts.Now,
+		IO: opts.IO, Source: opts.Source, Target: opts.Target, Groups: opts.Groups, GroupsRE: opts.GroupsRE})
 	if err != nil {
 		return err
 	}
