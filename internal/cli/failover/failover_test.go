@@ -37,6 +37,14 @@ func TestNewCmdFailover(t *testing.T) {
 		{args: "--group g", back: true, check: func(o *failovercmd.Options) bool { return o.Back }},
 		{args: "", wantErr: "name the groups with --group (repeatable) or --groups <regex>"},
 		{args: "--group g --mode fast", wantErr: `invalid argument "fast" for "--mode" flag: valid values are {auto|checkpoint|exact}`},
+		{args: "--group g --mode exact", back: true, check: func(o *failovercmd.Options) bool { return o.Back && o.Mode == "exact" }},
+		{args: "--group g", back: true, check: func(o *failovercmd.Options) bool { return o.Mode == "auto" && o.MaxLag == 0 }},
+		{args: "--group g --mode checkpoint", back: true,
+			wantErr: "--mode checkpoint does not apply to failback: MM2's checkpoints translate source offsets to the target, not back; use auto (exact where the source answers, else the inverse offset syncs) or exact"},
+		{args: "--group g --max-lag 30s", back: true,
+			wantErr: "--max-lag does not apply to failback: the records the forward flow has not copied yet are on the source, where the group resumes, so replication lag cannot make it skip any"},
+		{args: "--group g --max-lag 0s", back: true,
+			wantErr: "--max-lag does not apply to failback: the records the forward flow has not copied yet are on the source, where the group resumes, so replication lag cannot make it skip any"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.args, func(t *testing.T) {
@@ -77,7 +85,10 @@ type env struct {
 
 const secret = "s3cr3t-Pa55"
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T) *env { t.Helper(); return newEnvWith(t, "") }
+
+// newEnvWith is newEnv with extra mm2.properties lines.
+func newEnvWith(t *testing.T, extra string) *env {
 	t.Helper()
 	east, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0))
 	if err != nil {
@@ -101,7 +112,7 @@ heartbeats.topic.replication.factor = 1
 checkpoints.topic.replication.factor = 1
 emit.heartbeats.enabled = false
 ssl.key.password = %s
-`, strings.Join(east.ListenAddrs(), ","), strings.Join(west.ListenAddrs(), ","), secret)
+%s`, strings.Join(east.ListenAddrs(), ","), strings.Join(west.ListenAddrs(), ","), secret, extra)
 	if err := os.WriteFile(path, []byte(props), 0o600); err != nil {
 		t.Fatal(err)
 	}
