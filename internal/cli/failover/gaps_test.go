@@ -70,21 +70,21 @@ func (e *env) runIO(t *testing.T, ios *iostreams.IOStreams, args ...string) int 
 }
 
 type jsonRow struct {
-	Topic      string  `json:"topic"`
-	Partition  int32   `json:"partition"`
-	Action     string  `json:"action"`
-	Outcome    string  `json:"outcome"`
-	Error      string  `json:"error"`
-	Verified   *bool   `json:"verified"`
-	VerifyNote string  `json:"verify_note"`
-	Target     *int64  `json:"target_offset"`
-	Current    *int64  `json:"current_target_offset"`
-	Sync       *any    `json:"sync"`
-	Rereads    *int64  `json:"rereads"`
-	Mode       string  `json:"mode"`
-	Reason     string  `json:"reason"`
-	Source     *int64  `json:"source_offset"`
-	SourceT    string  `json:"source_topic"`
+	Topic      string `json:"topic"`
+	Partition  int32  `json:"partition"`
+	Action     string `json:"action"`
+	Outcome    string `json:"outcome"`
+	Error      string `json:"error"`
+	Verified   *bool  `json:"verified"`
+	VerifyNote string `json:"verify_note"`
+	Target     *int64 `json:"target_offset"`
+	Current    *int64 `json:"current_target_offset"`
+	Sync       *any   `json:"sync"`
+	Rereads    *int64 `json:"rereads"`
+	Mode       string `json:"mode"`
+	Reason     string `json:"reason"`
+	Source     *int64 `json:"source_offset"`
+	SourceT    string `json:"source_topic"`
 }
 
 func parseRows(t *testing.T, stdout string) map[string][]jsonRow {
