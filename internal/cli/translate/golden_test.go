@@ -1,0 +1,109 @@
+package translate_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/mirrorctl/mirrorctl/internal/cli"
+	"github.com/mirrorctl/mirrorctl/internal/cli/clitest"
+	"github.com/mirrorctl/mirrorctl/internal/iostreams"
+)
+
+func cluster(t *testing.T) *kfake.Cluster {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// Golden outputs of `mirrorctl translate`: piped TSV, the aligned terminal
+// table and JSON, over two groups on a two-partition topic mirrored once
+// (fixed partitions, keys, values and timestamps, so offsets are fixed).
+func TestTranslateGolden(t *testing.T) {
+	ctx := context.Background()
+	east, west := cluster(t), cluster(t)
+	dir := t.TempDir()
+	config := filepath.Join(dir, "mm2.properties")
+	props := fmt.Sprintf("clusters = us-east, eu-west\nus-east.bootstrap.servers = %s\neu-west.bootstrap.servers = %s\n"+
+		"us-east->eu-west.enabled = true\nreplication.factor = 1\noffset-syncs.topic.replication.factor = 1\n"+
+		"heartbeats.topic.replication.factor = 1\ncheckpoints.topic.replication.factor = 1\nemit.heartbeats.enabled = false\n",
+		strings.Join(east.ListenAddrs(), ","), strings.Join(west.ListenAddrs(), ","))
+	if err := os.WriteFile(config, []byte(props), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(east.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	if _, err := adm.CreateTopic(ctx, 2, 1, nil, "orders"); err != nil {
+		t.Fatal(err)
+	}
+	base := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
+	var recs []*kgo.Record
+	for p := int32(0); p < 2; p++ {
+		for i := 0; i < 8; i++ {
+			recs = append(recs, &kgo.Record{Topic: "orders", Partition: p, Key: []byte(fmt.Sprint("k", i%3)),
+				Value: []byte(fmt.Sprintf("v%d-%d", p, i)), Timestamp: base.Add(time.Duration(i) * time.Second)})
+		}
+	}
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	// billing is mid-log on partition 0 and has no commit on partition 1;
+	// audit is at the end of both.
+	billing, audit := kadm.Offsets{}, kadm.Offsets{}
+	billing.Add(kadm.Offset{Topic: "orders", Partition: 0, At: 3, LeaderEpoch: -1})
+	audit.Add(kadm.Offset{Topic: "orders", Partition: 0, At: 8, LeaderEpoch: -1})
+	audit.Add(kadm.Offset{Topic: "orders", Partition: 1, At: 8, LeaderEpoch: -1})
+	commits := map[string]kadm.Offsets{"billing": billing, "audit": audit}
+	for g, o := range commits {
+		if _, err := adm.CommitOffsets(ctx, g, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(tty bool, args ...string) (int, string, string) {
+		ios, _, out, errOut := iostreams.Test()
+		ios.SetStdoutTTY(tty)
+		ios.SetColorDisabled(true)
+		ios.SetTerminalWidth(160)
+		rctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		defer cancel()
+		code := cli.Run(rctx, ios, append([]string{"-c", config, "--audit-log", filepath.Join(dir, "audit.jsonl")}, args...), nil)
+		return code, out.String(), errOut.String()
+	}
+	if code, _, stderr := run(false, "replicate", "--once"); code != 0 {
+		t.Fatalf("replicate --once: %d %s", code, stderr)
+	}
+	for _, tt := range []struct {
+		golden string
+		tty    bool
+		args   []string
+	}{
+		{golden: "translate.tsv"},
+		{golden: "translate-tty.txt", tty: true},
+		{golden: "translate.json", args: []string{"-o", "json"}},
+		{golden: "translate-exact.csv", args: []string{"--mode", "exact", "-o", "csv"}},
+	} {
+		t.Run(tt.golden, func(t *testing.T) {
+			code, stdout, stderr := run(tt.tty, append([]string{"translate", "--group", "billing", "--group", "audit"}, tt.args...)...)
+			if code != 0 || stderr != "" {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			clitest.Golden(t, tt.golden, stdout)
+		})
+	}
+}
