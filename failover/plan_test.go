@@ -159,6 +159,23 @@ func TestFailoverPlanApplyVerify(t *testing.T) {
 	if pp.Outcome != OutcomeCommitted || pp.Verified == nil || !*pp.Verified {
 		t.Fatalf("failback apply: %+v", pp)
 	}
+	if back.Unverified() != 0 || back.Problems() != 0 {
+		t.Fatalf("failback: unverified %d problems %d", back.Unverified(), back.Problems())
+	}
+
+	// Failback modes: exact answers like auto while the source is up;
+	// checkpoint has no way back.
+	exact, err := e.PlanFailback(ctx, PlanOptions{Groups: []string{gMain}, Mode: ModeExact})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pp := actions(exact, gMain)[0]; exact.Mode != ModeExact || pp.Action != ActionUnchanged || i64(pp.SourceOffset) != "250" {
+		t.Fatalf("failback exact: mode %s row %+v", exact.Mode, pp)
+	}
+	if _, err := e.PlanFailback(ctx, PlanOptions{Groups: []string{gMain}, Mode: ModeCheckpoint}); err == nil ||
+		err.Error() != `failback: mode "checkpoint" is not supported (auto or exact; checkpoints translate the forward way only)` {
+		t.Fatalf("failback checkpoint mode: %v", err)
+	}
 }
 
 func TestApplyInterrupted(t *testing.T) {
