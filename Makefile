@@ -8,7 +8,7 @@ BIN       := bin/mirrorctl
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME  ?= 5s
 
-.PHONY: help build demo test test-race lint fuzz bench completions golden test-kafka kafka-up kafka-down clean
+.PHONY: help build demo test test-race lint fuzz bench completions golden bench-kafka test-kafka kafka-up kafka-down clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -38,6 +38,10 @@ fuzz: ## run every fuzz target briefly (FUZZTIME per target)
 
 bench: build ## replicate 1M x 100 B and 200k x 1 KB on embedded clusters beside a bare franz-go pipe
 	$(GO) run ./bench/embedded -mirrorctl $(BIN) -runs 3
+
+BENCH_KAFKA_FLAGS ?=
+bench-kafka: build ## mirrorctl vs MirrorMaker 2 vs a bare franz-go pipe on the real brokers; writes bench/results/<date>.md
+	flock /tmp/mirrorctl-kafka.lock bash -c 'eval "$$(scripts/kafka.sh up)" && $(GO) run ./bench/kafka -mirrorctl $(BIN) $(BENCH_KAFKA_FLAGS); rc=$$?; scripts/kafka.sh down; exit $$rc'
 
 completions: build ## generate shell completion scripts into completions/
 	mkdir -p completions
