@@ -1,0 +1,1012 @@
+// Command kafka benchmarks `mirrorctl replicate` against the real MirrorMaker 2
+// and a bare franz-go consume->produce pipe, on the harness's two real Kafka
+// brokers (scripts/kafka.sh) and the same data.
+//
+//	flock /tmp/mirrorctl-kafka.lock bash -c 'eval "$(scripts/kafka.sh up)" && go run ./bench/kafka; scripts/kafka.sh down'
+//
+// `make bench-kafka` runs exactly that. The brokers come from the env vars
+// `scripts/kafka.sh up` prints (MIRRORCTL_KAFKA_US_EAST is the source,
+// MIRRORCTL_KAFKA_EU_WEST the target, both PLAINTEXT).
+//
+// Throughput phase: for every data set and run, every contender in turn
+// (A B C A B C ...) gets its own freshly produced source topic (the same
+// records each time, from a fixed seed; producing is outside the measured
+// window) and copies it to the target:
+//
+//   - mirrorctl (and a tuned variant) and the bare pipe run as child
+//     processes: wall time from start to exit, CPU is user+sys from wait4,
+//     peak RSS is the child's VmHWM polled every 2ms (wait4's ru_maxrss is
+//     carried over exec from this process, so it cannot be used);
+//   - MirrorMaker 2 (dedicated mode, `scripts/kafka.sh mm2-start`, tasks.max =
+//     partitions) runs until stopped: its window is from the start command to
+//     the moment the target's end offsets sum to the record count (polled every
+//     50ms); the time from the first copied record to the last is reported
+//     too. CPU (utime+stime from /proc/<pid>/stat) and VmHWM are read before
+//     it is stopped.
+//
+// Latency phase: each contender runs continuously (mirrorctl without --once)
+// while this program produces the mixed data set at a fixed rate, half the
+// bare pipe's median records/s on that data set, for -latency seconds, and
+// consumes the copies on the target: latency = time the copy was read on the
+// target minus the source record's timestamp (the copies keep the source
+// CreateTime; one clock, this process).
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// dataset is one shape of records: fixed value size, or the realistic mix
+// (size 0): keys, 3 headers, 10% tombstones, values 50 B-4 KB log-uniform.
+type dataset struct {
+	name    string
+	records int
+	size    int
+	bytes   int64 // key+value+header bytes of all records, set by seed
+}
+
+func (d dataset) mix() bool { return d.size == 0 }
+
+type contender struct {
+	name  string
+	kind  string // "mm2", "mirrorctl", "pipe"
+	tuned bool
+}
+
+type result struct {
+	seconds  float64 // wall: process start (or MM2 start command) to last record on the target
+	copySecs float64 // MM2 only: first record on the target to last
+	cpu      float64 // user+sys seconds of the process
+	rssMB    float64 // peak RSS (VmHWM), MiB
+}
+
+type env struct {
+	src, dst   string // bootstrap addresses
+	script     string // scripts/kafka.sh
+	state      string // MIRRORCTL_KAFKA_STATE
+	version    string
+	mirrorctl  string
+	self       string
+	partitions int32
+	dir        string
+}
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "pipe" {
+		if err := pipeMain(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "pipe:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	mirrorctl := flag.String("mirrorctl", "bin/mirrorctl", "path of the mirrorctl binary to measure")
+	partitions := flag.Int("partitions", 16, "partitions per topic")
+	small := flag.Int("small", 1_000_000, "records in the 100 B data set")
+	large := flag.Int("large", 250_000, "records in the 1 KB data set")
+	mixN := flag.Int("mix", 250_000, "records in the mixed data set")
+	runs := flag.Int("runs", 3, "runs per contender and data set, alternating; the median is reported")
+	latency := flag.Duration("latency", 60*time.Second, "how long to produce at the fixed rate in the latency phase (0 skips it)")
+	out := flag.String("out", "", "also write the results as Markdown to this file (default bench/results/<date>.md)")
+	only := flag.String("only", "", "comma-separated contender kinds to run (mm2,mirrorctl,pipe); default all")
+	flag.StringVar(&wrap, "wrap", "", "prefix for the mirrorctl and pipe commands of the throughput phase, %s = a name for the run, "+
+		"e.g. 'perf record -F 999 -g -o /tmp/perf-%s.data --' (profiling, not measuring)")
+	flag.Parse()
+	e := env{
+		src: os.Getenv("MIRRORCTL_KAFKA_US_EAST"), dst: os.Getenv("MIRRORCTL_KAFKA_EU_WEST"),
+		script: os.Getenv("MIRRORCTL_KAFKA_SCRIPT"), state: os.Getenv("MIRRORCTL_KAFKA_STATE"),
+		version: os.Getenv("MIRRORCTL_KAFKA_VERSION"), mirrorctl: *mirrorctl, partitions: int32(*partitions),
+	}
+	if e.src == "" || e.dst == "" || e.script == "" || e.state == "" {
+		fmt.Fprintln(os.Stderr, "bench: MIRRORCTL_KAFKA_* not set; run under `eval \"$(scripts/kafka.sh up)\"` (see `make bench-kafka`)")
+		os.Exit(2)
+	}
+	if *out == "" {
+		*out = filepath.Join("bench", "results", time.Now().UTC().Format("2006-01-02")+".md")
+	}
+	sets := []dataset{{name: "100 B", records: *small, size: 100}, {name: "1 KB", records: *large, size: 1024}, {name: "mix", records: *mixN}}
+	if err := run(e, sets, *runs, *latency, *out, *only); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+var contenders = []contender{
+	{"MM2", "mm2", false},
+	{"MM2 tuned", "mm2", true},
+	{"mirrorctl --once", "mirrorctl", false},
+	{"mirrorctl --once tuned", "mirrorctl", true},
+	{"bare franz-go pipe", "pipe", false},
+}
+
+func run(e env, sets []dataset, runs int, latency time.Duration, out, only string) error {
+	if _, err := os.Stat(e.mirrorctl); err != nil {
+		return fmt.Errorf("%w (run `make build` first)", err)
+	}
+	var err error
+	if e.self, err = os.Executable(); err != nil {
+		return err
+	}
+	if e.dir, err = os.MkdirTemp("", "mirrorctl-bench-kafka-"); err != nil {
+		return err
+	}
+	defer os.RemoveAll(e.dir)
+	cs := contenders
+	if only != "" {
+		cs = nil
+		for _, c := range contenders {
+			if strings.Contains(","+only+",", ","+c.kind+",") {
+				cs = append(cs, c)
+			}
+		}
+	}
+	ctx := context.Background()
+	started := time.Now()
+	results := map[string]map[string][]result{} // contender -> data set -> runs
+	for i := range sets {
+		for r := 0; r < runs; r++ {
+			for _, c := range cs {
+				res, err := throughput(ctx, e, c, &sets[i], r)
+				if err != nil {
+					return fmt.Errorf("%s on %s run %d: %w", c.name, sets[i].name, r+1, err)
+				}
+				if results[c.name] == nil {
+					results[c.name] = map[string][]result{}
+				}
+				results[c.name][sets[i].name] = append(results[c.name][sets[i].name], res)
+				extra := ""
+				if c.kind == "mm2" {
+					extra = fmt.Sprintf(" (first->last %.2fs)", res.copySecs)
+				}
+				fmt.Fprintf(os.Stderr, "[%4.0fs] %-24s %-6s run %d: %.2fs%s cpu %.1fs rss %.0f MiB\n",
+					time.Since(started).Seconds(), c.name, sets[i].name, r+1, res.seconds, extra, res.cpu, res.rssMB)
+			}
+		}
+	}
+	lat := map[string][]time.Duration{}
+	var rate float64
+	mix := sets[len(sets)-1]
+	// Write the throughput results now, so a failure later keeps them.
+	if err := writeReport(out, report(e, cs, sets, runs, results, lat, rate, latency, time.Since(started))); err != nil {
+		return err
+	}
+	if latency > 0 {
+		pipe := results["bare franz-go pipe"][mix.name]
+		if len(pipe) == 0 {
+			return fmt.Errorf("the latency phase needs the bare pipe's rate on %s", mix.name)
+		}
+		rate = float64(mix.records) / median(pipe, func(r result) float64 { return r.seconds }) / 2
+		for _, c := range cs {
+			l, err := latencyRun(ctx, e, c, mix, rate, latency)
+			if err != nil { // reported, not fatal: the other contenders still run
+				fmt.Fprintf(os.Stderr, "latency of %s: %v\n", c.name, err)
+				if l == nil {
+					continue
+				}
+			}
+			lat[c.name] = l
+			fmt.Fprintf(os.Stderr, "[%4.0fs] %-24s latency: %d records, p50 %s p99 %s\n", time.Since(started).Seconds(),
+				c.name, len(l), pct(l, 50), pct(l, 99))
+		}
+	}
+	md := report(e, cs, sets, runs, results, lat, rate, latency, time.Since(started))
+	fmt.Print(md)
+	return writeReport(out, md)
+}
+
+func writeReport(out, md string) error {
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(out, []byte(md), 0o644)
+}
+
+// latName is c's name in the latency phase, where mirrorctl runs without --once.
+func latName(c string) string { return strings.Replace(c, " --once", " (continuous)", 1) }
+
+// throughput seeds a fresh topic with ds and has c copy it; the topics are
+// deleted afterwards so the brokers' disks do not fill up.
+func throughput(ctx context.Context, e env, c contender, ds *dataset, run int) (result, error) {
+	topic := fmt.Sprintf("bench-%s-%s-%d-%d", c.kind, strings.NewReplacer(" ", "", "-", "").Replace(ds.name), run, time.Now().UnixNano()%1e6)
+	if c.tuned {
+		topic = strings.Replace(topic, c.kind, c.kind+"t", 1)
+	}
+	b, err := seed(ctx, e.src, topic, e.partitions, *ds)
+	if err != nil {
+		return result{}, fmt.Errorf("seed: %w", err)
+	}
+	ds.bytes = b
+	dstTopic := "us-east." + topic
+	var res result
+	switch c.kind {
+	case "mm2":
+		res, err = runMM2(ctx, e, c, topic, dstTopic, int64(ds.records))
+	case "mirrorctl":
+		cfg, err2 := writeProps(e, c, topic, e.dir)
+		if err2 != nil {
+			return result{}, err2
+		}
+		res, err = measure(wrapped(exec.Command(e.mirrorctl, "replicate", "--once", "-c", cfg, "-o", "json"), topic))
+	case "pipe":
+		dstTopic = "pipe." + topic
+		if err := createTopic(ctx, e.dst, dstTopic, e.partitions); err != nil {
+			return result{}, err
+		}
+		res, err = measure(wrapped(exec.Command(e.self, "pipe", "-src", e.src, "-dst", e.dst, "-topic", topic, "-partitions", fmt.Sprint(e.partitions)), topic))
+	}
+	if err != nil {
+		return result{}, err
+	}
+	n, err := sumEnds(ctx, e.dst, dstTopic)
+	if err != nil {
+		return result{}, err
+	}
+	if n != int64(ds.records) {
+		return result{}, fmt.Errorf("%s holds %d records, want %d", dstTopic, n, ds.records)
+	}
+	if err := deleteTopics(ctx, e.src, topic); err != nil {
+		return result{}, err
+	}
+	return res, deleteTopics(ctx, e.dst, dstTopic)
+}
+
+// writeProps writes the mm2.properties c runs on: every replication factor 1
+// (single-broker clusters), tasks.max = partitions, only topic replicated.
+func writeProps(e env, c contender, topic, dir string) (string, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "clusters = us-east, eu-west\nus-east.bootstrap.servers = %s\neu-west.bootstrap.servers = %s\n", e.src, e.dst)
+	fmt.Fprintf(&b, "us-east->eu-west.enabled = true\nus-east->eu-west.topics = %s\neu-west->us-east.enabled = false\n", topic)
+	fmt.Fprintf(&b, "tasks.max = %d\n", e.partitions)
+	for _, k := range []string{"replication.factor", "checkpoints.topic.replication.factor", "heartbeats.topic.replication.factor",
+		"offset-syncs.topic.replication.factor", "offset.storage.replication.factor", "config.storage.replication.factor",
+		"status.storage.replication.factor"} {
+		fmt.Fprintf(&b, "%s = 1\n", k)
+	}
+	if c.tuned {
+		b.WriteString(tunedProps)
+	}
+	path := filepath.Join(dir, topic+".properties")
+	return path, os.WriteFile(path, []byte(b.String()), 0o600)
+}
+
+// tunedProps is the tuned variant for both MM2 and mirrorctl: larger producer
+// batches, linger and lz4 compression on the target's producer (the knobs the
+// MM2 docs point to), larger fetches on the source's consumer. mirrorctl
+// ignores batch.size (kgo caps batches by max.request.size) and says so.
+const tunedProps = `eu-west.producer.batch.size = 524288
+eu-west.producer.linger.ms = 20
+eu-west.producer.compression.type = lz4
+us-east.consumer.max.poll.records = 2000
+us-east.consumer.fetch.min.bytes = 65536
+us-east.consumer.fetch.max.wait.ms = 100
+`
+
+// runMM2 starts MirrorMaker 2 on topic, waits until dstTopic holds want
+// records, reads the JVM's CPU and VmHWM, then stops it.
+func runMM2(ctx context.Context, e env, c contender, topic, dstTopic string, want int64) (result, error) {
+	cfg, err := writeProps(e, c, topic, e.dir)
+	if err != nil {
+		return result{}, err
+	}
+	start := time.Now()
+	pid, err := mm2Start(e, cfg)
+	if err != nil {
+		return result{}, err
+	}
+	defer mm2Stop(e)
+	var first time.Time
+	deadline := start.Add(10 * time.Minute)
+	for {
+		n, _ := sumEnds(ctx, e.dst, dstTopic)
+		now := time.Now()
+		if n > 0 && first.IsZero() {
+			first = now
+		}
+		if n >= want {
+			break
+		}
+		if now.After(deadline) {
+			return result{}, fmt.Errorf("MM2 copied %d of %d records in 10 minutes (log: scripts/kafka.sh logs mm2)", n, want)
+		}
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
+			return result{}, fmt.Errorf("MM2 (pid %d) exited after copying %d of %d records", pid, n, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	end := time.Now()
+	cpu, err := procCPU(pid)
+	if err != nil {
+		return result{}, err
+	}
+	return result{
+		seconds: end.Sub(start).Seconds(), copySecs: end.Sub(first).Seconds(),
+		cpu: cpu, rssMB: float64(vmHWM(fmt.Sprintf("/proc/%d/status", pid))) / 1024,
+	}, nil
+}
+
+func mm2Start(e env, cfg string) (int, error) {
+	cmd := exec.Command("bash", e.script, "mm2-start", cfg)
+	// scripts/kafka.sh gives every JVM -Xmx512m; with 16 tasks (16 producers
+	// of 32 MiB buffer.memory each) MM2 dies of OutOfMemoryError on that heap.
+	// _JAVA_OPTIONS is read after the command line, so it wins: MM2 gets the
+	// heap its own launcher (connect-mirror-maker.sh) gives it.
+	cmd.Env = append(os.Environ(), "_JAVA_OPTIONS="+mm2Heap)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return 0, fmt.Errorf("mm2-start: %v: %s", err, out)
+	}
+	b, err := os.ReadFile(filepath.Join(e.state, "run", "mm2.pid"))
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.TrimSpace(string(b)))
+}
+
+// mm2Heap is connect-mirror-maker.sh's KAFKA_HEAP_OPTS.
+const mm2Heap = "-Xms256m -Xmx2g"
+
+func mm2Stop(e env) {
+	if out, err := exec.Command("bash", e.script, "mm2-stop").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "mm2-stop: %v: %s\n", err, out)
+	}
+}
+
+// procCPU returns utime+stime of pid in seconds (/proc/<pid>/stat fields 14
+// and 15, in clock ticks of 1/100 s).
+func procCPU(pid int) (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	s := string(b)
+	// The command name (field 2) may hold spaces; fields after it start past ')'.
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	ut, err1 := strconv.ParseInt(f[11], 10, 64) // field 14
+	st, err2 := strconv.ParseInt(f[12], 10, 64) // field 15
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: bad utime/stime", pid)
+	}
+	return float64(ut+st) / 100, nil
+}
+
+// wrap, when set, prefixes the measured commands (see -wrap).
+var wrap string
+
+// wrapped returns cmd prefixed by wrap (its %s replaced by name).
+func wrapped(cmd *exec.Cmd, name string) *exec.Cmd {
+	if wrap == "" {
+		return cmd
+	}
+	args := append(strings.Fields(strings.ReplaceAll(wrap, "%s", name)), cmd.Args...)
+	return exec.Command(args[0], args[1:]...)
+}
+
+// measure runs cmd to its end: wall time, CPU (user+sys from wait4) and peak
+// RSS (its VmHWM polled every 2ms).
+func measure(cmd *exec.Cmd) (result, error) {
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return result{}, err
+	}
+	stop := pollHWM(cmd.Process.Pid)
+	err := cmd.Wait()
+	elapsed := time.Since(start)
+	peak := stop()
+	if err != nil {
+		return result{}, fmt.Errorf("%v: %s", err, stderr.String())
+	}
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	return result{
+		seconds: elapsed.Seconds(),
+		cpu:     time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds(),
+		rssMB:   float64(peak) / 1024,
+	}, nil
+}
+
+// pollHWM polls pid's VmHWM every 2ms; the returned func stops polling and
+// returns the peak in KiB.
+func pollHWM(pid int) func() int64 {
+	var peak int64
+	done, polled := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(polled)
+		path := fmt.Sprintf("/proc/%d/status", pid)
+		for {
+			if kb := vmHWM(path); kb > peak {
+				peak = kb
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+		}
+	}()
+	return func() int64 { close(done); <-polled; return peak }
+}
+
+// vmHWM returns the VmHWM line of a /proc/<pid>/status file in KiB, or 0.
+func vmHWM(path string) int64 {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb int64
+			fmt.Sscanf(strings.TrimSpace(rest), "%d", &kb)
+			return kb
+		}
+	}
+	return 0
+}
+
+// ---------------------------------------------------------------- latency
+
+// latencyRun starts c continuously on a fresh topic, waits until a warm-up
+// record has been copied, then produces mixed records at rate records/s for
+// d and returns every copy's latency.
+func latencyRun(ctx context.Context, e env, c contender, ds dataset, rate float64, d time.Duration) ([]time.Duration, error) {
+	topic := fmt.Sprintf("lat-%s-%d", strings.ReplaceAll(strings.ReplaceAll(c.name, " ", ""), "-", ""), time.Now().UnixNano()%1e6)
+	topic = strings.ToLower(topic)
+	if err := createTopic(ctx, e.src, topic, e.partitions); err != nil {
+		return nil, err
+	}
+	prod, err := kgo.NewClient(kgo.SeedBrokers(e.src), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		return nil, err
+	}
+	defer prod.Close()
+	// Warm-up record in every partition, so every task has started.
+	var warm []*kgo.Record
+	for p := int32(0); p < e.partitions; p++ {
+		warm = append(warm, &kgo.Record{Topic: topic, Partition: p, Value: []byte("warm-up")})
+	}
+	if err := prod.ProduceSync(ctx, warm...).FirstErr(); err != nil {
+		return nil, err
+	}
+	dstTopic := "us-east." + topic
+	// Each run writes gigabytes: drop its topics once it is over (deferred
+	// first, so this runs after the contender is stopped).
+	defer func() {
+		_ = deleteTopics(context.Background(), e.src, topic)
+		_ = deleteTopics(context.Background(), e.dst, dstTopic)
+	}()
+	var stop func()
+	switch c.kind {
+	case "mm2":
+		cfg, err := writeProps(e, c, topic, e.dir)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := mm2Start(e, cfg); err != nil {
+			return nil, err
+		}
+		stop = func() { mm2Stop(e) }
+	case "mirrorctl", "pipe":
+		var cmd *exec.Cmd
+		if c.kind == "pipe" {
+			dstTopic = "pipe." + topic
+			if err := createTopic(ctx, e.dst, dstTopic, e.partitions); err != nil {
+				return nil, err
+			}
+			cmd = exec.Command(e.self, "pipe", "-follow", "-src", e.src, "-dst", e.dst, "-topic", topic, "-partitions", fmt.Sprint(e.partitions))
+		} else {
+			cfg, err := writeProps(e, c, topic, e.dir)
+			if err != nil {
+				return nil, err
+			}
+			cmd = exec.Command(e.mirrorctl, "replicate", "-c", cfg)
+		}
+		logf, err := os.Create(filepath.Join(e.dir, topic+".log"))
+		if err != nil {
+			return nil, err
+		}
+		defer logf.Close()
+		cmd.Stdout, cmd.Stderr = logf, logf
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		stop = func() {
+			_ = cmd.Process.Signal(os.Interrupt)
+			t := time.AfterFunc(30*time.Second, func() { _ = cmd.Process.Kill() })
+			_ = cmd.Wait()
+			t.Stop()
+		}
+	}
+	defer stop()
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		n, _ := sumEnds(ctx, e.dst, dstTopic)
+		if n >= int64(e.partitions) {
+			break
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("the warm-up records did not reach %s in 3 minutes", dstTopic)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	cons, err := kgo.NewClient(kgo.SeedBrokers(e.dst), kgo.ConsumeTopics(dstTopic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(500*time.Millisecond))
+	if err != nil {
+		return nil, err
+	}
+	defer cons.Close()
+	var (
+		mu   sync.Mutex
+		lats []time.Duration
+		got  atomic.Int64
+	)
+	cctx, cancel := context.WithCancel(ctx)
+	consumed := make(chan struct{})
+	go func() {
+		defer close(consumed)
+		for {
+			fs := cons.PollFetches(cctx)
+			if cctx.Err() != nil {
+				return
+			}
+			now := time.Now()
+			mu.Lock()
+			fs.EachRecord(func(r *kgo.Record) {
+				if len(r.Headers) > 0 { // not a warm-up record
+					lats = append(lats, now.Sub(r.Timestamp))
+					got.Add(1)
+				}
+			})
+			mu.Unlock()
+		}
+	}()
+	// Produce at the fixed rate: every 10ms, the records due by then.
+	rng := rand.New(rand.NewPCG(7, 7))
+	payload := randomPayload(rng)
+	begin := time.Now()
+	sent := 0
+	tick := time.NewTicker(10 * time.Millisecond)
+	for now := range tick.C {
+		el := now.Sub(begin)
+		if el >= d {
+			break
+		}
+		due := int(rate * el.Seconds())
+		for ; sent < due; sent++ {
+			r := mixRecord(rng, payload, topic, int32(sent)%e.partitions, sent)
+			r.Timestamp = time.Now()
+			prod.Produce(ctx, r, nil)
+		}
+	}
+	tick.Stop()
+	if err := prod.Flush(ctx); err != nil {
+		cancel()
+		return nil, err
+	}
+	// Wait (bounded) for the tail to arrive.
+	tail := time.Now().Add(2 * time.Minute)
+	for got.Load() < int64(sent) && time.Now().Before(tail) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	<-consumed
+	mu.Lock()
+	defer mu.Unlock()
+	if int64(len(lats)) < int64(sent) {
+		return lats, fmt.Errorf("only %d of %d records arrived on %s within 2 minutes of the end", len(lats), sent, dstTopic)
+	}
+	return lats, nil
+}
+
+func pct(ls []time.Duration, p float64) time.Duration {
+	if len(ls) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), ls...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	i := int(math.Ceil(p/100*float64(len(s)))) - 1
+	if i < 0 {
+		i = 0
+	}
+	return s[i]
+}
+
+// ---------------------------------------------------------------- data
+
+func randomPayload(rng *rand.Rand) []byte {
+	payload := make([]byte, 1<<20)
+	for i := range payload {
+		payload[i] = byte('a' + rng.IntN(26))
+	}
+	return payload
+}
+
+// mixRecord is record i of the realistic mix: a key, 3 headers, a tombstone
+// one time in ten, else a value of 50 B to 4 KB (log-uniform).
+func mixRecord(rng *rand.Rand, payload []byte, topic string, p int32, i int) *kgo.Record {
+	r := &kgo.Record{
+		Topic: topic, Partition: p,
+		Key: []byte(fmt.Sprintf("customer-%06d", rng.IntN(100_000))),
+		Headers: []kgo.RecordHeader{
+			{Key: "trace-id", Value: []byte(fmt.Sprintf("%016x", rng.Uint64()))},
+			{Key: "content-type", Value: []byte("application/json")},
+			{Key: "seq", Value: []byte(strconv.Itoa(i))},
+		},
+	}
+	if rng.IntN(10) != 0 {
+		n := int(math.Exp(math.Log(50) + rng.Float64()*(math.Log(4096)-math.Log(50))))
+		off := rng.IntN(len(payload) - n)
+		r.Value = payload[off : off+n]
+	}
+	return r
+}
+
+func recordBytes(r *kgo.Record) int64 {
+	n := len(r.Key) + len(r.Value)
+	for _, h := range r.Headers {
+		n += len(h.Key) + len(h.Value)
+	}
+	return int64(n)
+}
+
+// seed writes ds to topic (created with partitions), spread evenly over its
+// partitions, from a fixed seed so every contender gets the same records. It
+// returns the key+value+header bytes written.
+func seed(ctx context.Context, addrs, topic string, partitions int32, ds dataset) (int64, error) {
+	if err := createTopic(ctx, addrs, topic, partitions); err != nil {
+		return 0, err
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(addrs, ",")...), kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.MaxBufferedRecords(100_000))
+	if err != nil {
+		return 0, err
+	}
+	defer cl.Close()
+	rng := rand.New(rand.NewPCG(uint64(ds.records), uint64(ds.size)))
+	payload := randomPayload(rng)
+	var errMu sync.Mutex
+	var firstErr error
+	var total int64
+	for i := 0; i < ds.records; i++ {
+		var r *kgo.Record
+		if ds.mix() {
+			r = mixRecord(rng, payload, topic, int32(i)%partitions, i)
+		} else {
+			off := rng.IntN(len(payload) - ds.size)
+			r = &kgo.Record{
+				Topic: topic, Partition: int32(i) % partitions,
+				Key:     []byte(fmt.Sprintf("key-%d", i%10_000)),
+				Value:   payload[off : off+ds.size],
+				Headers: []kgo.RecordHeader{{Key: "bench", Value: []byte("1")}},
+			}
+		}
+		total += recordBytes(r)
+		cl.Produce(ctx, r, func(_ *kgo.Record, err error) {
+			if err != nil {
+				errMu.Lock()
+				if firstErr == nil {
+					firstErr = err
+				}
+				errMu.Unlock()
+			}
+		})
+	}
+	if err := cl.Flush(ctx); err != nil {
+		return 0, err
+	}
+	errMu.Lock()
+	defer errMu.Unlock()
+	return total, firstErr
+}
+
+// ---------------------------------------------------------------- admin
+
+func admin(addrs string) (*kadm.Client, func(), error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(addrs, ",")...))
+	if err != nil {
+		return nil, nil, err
+	}
+	return kadm.NewClient(cl), cl.Close, nil
+}
+
+func sumEnds(ctx context.Context, addrs, topic string) (int64, error) {
+	adm, done, err := admin(addrs)
+	if err != nil {
+		return 0, err
+	}
+	defer done()
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Err == nil {
+			n += o.Offset
+		}
+	})
+	return n, nil
+}
+
+func deleteTopics(ctx context.Context, addrs string, topics ...string) error {
+	adm, done, err := admin(addrs)
+	if err != nil {
+		return err
+	}
+	defer done()
+	_, err = adm.DeleteTopics(ctx, topics...)
+	return err
+}
+
+func createTopic(ctx context.Context, addrs, topic string, partitions int32) error {
+	adm, done, err := admin(addrs)
+	if err != nil {
+		return err
+	}
+	defer done()
+	resp, err := adm.CreateTopic(ctx, partitions, 1, nil, topic)
+	if err == nil {
+		err = resp.Err
+	}
+	return err
+}
+
+// ---------------------------------------------------------------- pipe
+
+// pipeMain is the bare pipe: consume every partition of -topic from the start
+// and produce each record unchanged to pipe.<topic>, same partition, until the
+// end offsets at start are reached (or, with -follow, until SIGINT/SIGTERM);
+// the ceiling for any mirror on these brokers. It uses franz-go's defaults.
+func pipeMain(args []string) error {
+	fs := flag.NewFlagSet("pipe", flag.ExitOnError)
+	srcAddrs := fs.String("src", "", "source bootstrap")
+	dstAddrs := fs.String("dst", "", "target bootstrap")
+	topic := fs.String("topic", "", "source topic")
+	partitions := fs.Int("partitions", 16, "partitions")
+	follow := fs.Bool("follow", false, "keep copying until interrupted")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	adm, done, err := admin(*srcAddrs)
+	if err != nil {
+		return err
+	}
+	ends, err := adm.ListEndOffsets(ctx, *topic)
+	done()
+	if err != nil {
+		return err
+	}
+	remaining := map[int32]int64{}
+	assign := map[int32]kgo.Offset{}
+	for p := int32(0); p < int32(*partitions); p++ {
+		assign[p] = kgo.NewOffset().AtStart()
+		if o, ok := ends.Lookup(*topic, p); ok && o.Offset > 0 {
+			remaining[p] = o.Offset
+		}
+	}
+	consumer, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(*srcAddrs, ",")...),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{*topic: assign}))
+	if err != nil {
+		return err
+	}
+	defer consumer.Close()
+	producer, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(*dstAddrs, ",")...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		return err
+	}
+	defer producer.Close()
+	dstTopic := "pipe." + *topic
+	var perrMu sync.Mutex
+	var perr error
+	promise := func(_ *kgo.Record, err error) {
+		perrMu.Lock()
+		if err != nil && perr == nil {
+			perr = err
+		}
+		perrMu.Unlock()
+	}
+	for *follow || len(remaining) > 0 {
+		fetches := consumer.PollFetches(ctx)
+		if ctx.Err() != nil {
+			break
+		}
+		if err := fetches.Err0(); err != nil {
+			return err
+		}
+		fetches.EachRecord(func(r *kgo.Record) {
+			// Read the offset first: the producer overwrites it with the
+			// target's offset once the copy is acknowledged.
+			if end, ok := remaining[r.Partition]; ok && r.Offset+1 >= end {
+				delete(remaining, r.Partition)
+			}
+			r.Topic = dstTopic
+			r.Attrs = kgo.RecordAttrs{}
+			r.ProducerEpoch, r.ProducerID, r.LeaderEpoch = 0, 0, 0
+			producer.Produce(context.Background(), r, promise)
+		})
+	}
+	if err := producer.Flush(context.Background()); err != nil {
+		return err
+	}
+	perrMu.Lock()
+	defer perrMu.Unlock()
+	return perr
+}
+
+// ---------------------------------------------------------------- report
+
+func median(rs []result, f func(result) float64) float64 {
+	v := make([]float64, len(rs))
+	for i, r := range rs {
+		v[i] = f(r)
+	}
+	sort.Float64s(v)
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	return v[len(v)/2]
+}
+
+func spread(rs []result, f func(result) float64) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, r := range rs {
+		lo, hi = math.Min(lo, f(r)), math.Max(hi, f(r))
+	}
+	return
+}
+
+func machine() string {
+	var model string
+	if f, err := os.Open("/proc/cpuinfo"); err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if rest, ok := strings.CutPrefix(sc.Text(), "model name"); ok {
+				model = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(rest), ":"))
+				break
+			}
+		}
+		f.Close()
+	}
+	var mem string
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		if line, _, ok := strings.Cut(string(b), "\n"); ok {
+			mem = strings.Join(strings.Fields(line)[1:], " ")
+		}
+	}
+	kernel, _ := exec.Command("uname", "-sr").Output()
+	java, _ := exec.Command("java", "-version").CombinedOutput()
+	jline, _, _ := strings.Cut(string(java), "\n")
+	return fmt.Sprintf("%d CPUs (%s), MemTotal %s, %s, %s, %s", runtime.NumCPU(), model, mem,
+		strings.TrimSpace(string(kernel)), runtime.Version(), strings.TrimSpace(jline))
+}
+
+func report(e env, cs []contender, sets []dataset, runs int, results map[string]map[string][]result,
+	lat map[string][]time.Duration, rate float64, latency, took time.Duration) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# mirrorctl vs MirrorMaker 2 on real Kafka, %s\n\n", time.Now().UTC().Format("2006-01-02"))
+	fmt.Fprintf(&b, "Kafka %s (two single-node KRaft clusters from scripts/kafka.sh, PLAINTEXT on loopback, "+
+		"the same machine as every contender). Machine: %s. `make bench-kafka` (bench/kafka), %d partitions, "+
+		"%d runs per contender and data set in alternation, median with [min-max]; whole run %s. "+
+		"MM2 runs with heap %s (its own launcher's; on the harness's -Xmx512m its 16 tasks die of OutOfMemoryError).\n\n",
+		e.version, machine(), e.partitions, runs, took.Round(time.Second), mm2Heap)
+	b.WriteString("```\n")
+	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "CONTENDER\tDATA\tRECORDS\tSECONDS\tRECORDS/S [min-max]\tMB/S\tCPU S\tPEAK RSS MiB\tFIRST->LAST S\tVS PIPE")
+	pipeRate := map[string]float64{}
+	for _, ds := range sets {
+		if rs := results["bare franz-go pipe"][ds.name]; len(rs) > 0 {
+			pipeRate[ds.name] = float64(ds.records) / median(rs, func(r result) float64 { return r.seconds })
+		}
+	}
+	for _, ds := range sets {
+		for _, c := range cs {
+			rs := results[c.name][ds.name]
+			if len(rs) == 0 {
+				continue
+			}
+			secs := median(rs, func(r result) float64 { return r.seconds })
+			rate := float64(ds.records) / secs
+			lo, hi := spread(rs, func(r result) float64 { return float64(ds.records) / r.seconds })
+			fl := "-"
+			if c.kind == "mm2" {
+				fl = fmt.Sprintf("%.2f", median(rs, func(r result) float64 { return r.copySecs }))
+			}
+			vs := "-"
+			if p := pipeRate[ds.name]; p > 0 && c.kind != "pipe" {
+				vs = fmt.Sprintf("%.0f%%", 100*rate/p)
+			}
+			fmt.Fprintf(w, "%s\t%s\t%d\t%.2f\t%.0f [%.0f-%.0f]\t%.1f\t%.1f\t%.0f\t%s\t%s\n", c.name, ds.name, ds.records, secs,
+				rate, lo, hi, rate*float64(ds.bytes)/float64(ds.records)/1e6,
+				median(rs, func(r result) float64 { return r.cpu }), median(rs, func(r result) float64 { return r.rssMB }), fl, vs)
+		}
+	}
+	w.Flush()
+	b.WriteString("```\n\n")
+	if len(lat) > 0 {
+		fmt.Fprintf(&b, "End-to-end latency (copy read on the target minus the source record's timestamp), mixed records at "+
+			"a fixed %.0f records/s (half the bare pipe's median on the mix) for %s, one run per contender, "+
+			"continuous mode (mirrorctl without --once):\n\n```\n", rate, latency)
+		w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(w, "CONTENDER\tRECORDS\tP50 MS\tP99 MS\tMAX MS")
+		for _, c := range cs {
+			l := lat[c.name]
+			if l == nil {
+				continue
+			}
+			ms := func(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d.Microseconds())/1000) }
+			fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\n", latName(c.name), len(l), ms(pct(l, 50)), ms(pct(l, 99)), ms(pct(l, 100)))
+		}
+		w.Flush()
+		b.WriteString("```\n\n")
+	}
+	b.WriteString(targets(sets, results, lat))
+	return b.String()
+}
+
+// targets checks the issue's targets per data set: mirrorctl (default) >= 2x
+// MM2 default and tuned, >= 85% of the pipe, peak RSS <= 1/4 of MM2's, p99
+// no worse than MM2's.
+func targets(sets []dataset, results map[string]map[string][]result, lat map[string][]time.Duration) string {
+	var b strings.Builder
+	b.WriteString("Targets (ratios use the whole window: MM2 from its start command, mirrorctl and the pipe from process start, to the last record on the target):\n\n")
+	rate := func(c string, ds dataset) float64 {
+		rs := results[c][ds.name]
+		if len(rs) == 0 {
+			return math.NaN()
+		}
+		return float64(ds.records) / median(rs, func(r result) float64 { return r.seconds })
+	}
+	rss := func(c string, ds dataset) float64 {
+		return median(results[c][ds.name], func(r result) float64 { return r.rssMB })
+	}
+	mark := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "NOT met"
+	}
+	for _, m := range []string{"mirrorctl --once", "mirrorctl --once tuned"} {
+		for _, ds := range sets {
+			mc := rate(m, ds)
+			if math.IsNaN(mc) {
+				continue
+			}
+			r1, r2, r3 := mc/rate("MM2", ds), mc/rate("MM2 tuned", ds), mc/rate("bare franz-go pipe", ds)
+			rr := rss(m, ds) / math.Min(rss("MM2", ds), rss("MM2 tuned", ds))
+			fmt.Fprintf(&b, "- %s, %s: %.2fx MM2 (%s), %.2fx MM2 tuned (%s), %.0f%% of the pipe (%s), peak RSS %.2f of MM2's smaller (%s)\n",
+				m, ds.name, r1, mark(r1 >= 2), r2, mark(r2 >= 2), 100*r3, mark(r3 >= 0.85), rr, mark(rr <= 0.25))
+		}
+		if l, ok := lat[m]; ok {
+			p := pct(l, 99)
+			for _, mm := range []string{"MM2", "MM2 tuned"} {
+				if ml, ok := lat[mm]; ok {
+					fmt.Fprintf(&b, "- %s p99 %s vs %s p99 %s (%s)\n", latName(m), p.Round(time.Millisecond), mm,
+						pct(ml, 99).Round(time.Millisecond), mark(p <= pct(ml, 99)))
+				}
+			}
+		}
+	}
+	b.WriteString("\n")
+	return b.String()
+}
