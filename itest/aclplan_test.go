@@ -1,0 +1,717 @@
+//go:build kafka
+
+package itest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/mirrorctl/mirrorctl/aclplan"
+	"github.com/mirrorctl/mirrorctl/internal/cli"
+	aclplancmd "github.com/mirrorctl/mirrorctl/internal/cli/aclplan"
+	"github.com/mirrorctl/mirrorctl/internal/config"
+	"github.com/mirrorctl/mirrorctl/internal/iostreams"
+	"github.com/mirrorctl/mirrorctl/replicate"
+)
+
+// TestACLPlanOnRealAuthorizer proves acl-plan's bindings on the harness's
+// SASL_SSL listeners (SCRAM, StandardAuthorizer): the harness's app user,
+// which has no ACLs of its own, gets exactly the plan's bindings, and every
+// operation of the enabled features succeeds; then, for each binding in
+// turn, the user gets every binding but that one, and some operation fails
+// (minimality). It prints the table binding -> operation that failed. It
+// runs for the default offset-syncs location (source) and for target,
+// where the plan has no write right on the source at all.
+//
+// Each run uses fresh cluster aliases and topic and group names, so every
+// CREATE is exercised; the bindings whose resource names are the same in
+// every run (the target's heartbeats topic and the CLUSTER rights) are
+// removed in sequential runs, the others in parallel runs.
+//
+// The operations are listed in aclOperations; translate, failover --apply
+// --verify and lag are to be added there once those commands exist.
+func TestACLPlanOnRealAuthorizer(t *testing.T) {
+	for _, loc := range []string{replicate.LocationSource, replicate.LocationTarget} {
+		t.Run("offset-syncs-on-"+loc, func(t *testing.T) { aclProof(t, loc) })
+	}
+}
+
+// aclEnv holds the harness clients of one proof.
+type aclEnv struct {
+	t          *testing.T
+	loc        string
+	principal  string
+	eastAdmin  *kadm.Client // SASL_SSL super user: ACL changes
+	westAdmin  *kadm.Client
+	eastPlain  *kgo.Client // PLAINTEXT (ANONYMOUS super user): data setup
+	westPlain  *kgo.Client
+	eastApp    *kadm.Client // the app user: the ACL sync operation
+	westApp    *kadm.Client
+	eastSASL   string
+	westSASL   string
+	ca, appUsr string
+}
+
+// aclRun is one run: fresh names, its config, its plan.
+type aclRun struct {
+	u          string // unique id in every name of the run
+	east, west string // cluster aliases
+	topic      string // source topic
+	remote     string // its remote name
+	group      string
+	path       string // mm2.properties
+	flow       replicate.FlowConfig
+	plan       []aclplan.Binding
+}
+
+// aclOperation is one operation of the enabled features, run as the app
+// user. It returns nil when it succeeded and its results are all there.
+type aclOperation struct {
+	name string
+	run  func(ctx context.Context, e *aclEnv, r *aclRun) error
+}
+
+// aclOperations are run in order; the first failure ends a run.
+var aclOperations = []aclOperation{
+	{"replicate --once (first run: create, copy, offset syncs, checkpoints, group offset sync, heartbeats, config sync)", opReplicateFirst},
+	{"replicate --once (after partition growth and a config change: resume from progress, reload checkpoints, grow, sync configs)", opReplicateSecond},
+	{"sync.topic.acls (replicate.SyncTopicACLs)", opSyncACLs},
+	// translate, failover --apply --verify and lag go here.
+}
+
+func aclProof(t *testing.T, loc string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
+	defer cancel()
+	admin, adminPW := mustEnv(t, "MIRRORCTL_KAFKA_SCRAM_USER"), mustEnv(t, "MIRRORCTL_KAFKA_SCRAM_PASSWORD")
+	app, appPW := mustEnv(t, "MIRRORCTL_KAFKA_APP_USER"), mustEnv(t, "MIRRORCTL_KAFKA_APP_PASSWORD")
+	t.Setenv("ITEST_APP_PASSWORD", appPW)
+	e := &aclEnv{t: t, loc: loc, principal: "User:" + app, appUsr: app,
+		eastSASL: mustEnv(t, "MIRRORCTL_KAFKA_US_EAST_SASL"), westSASL: mustEnv(t, "MIRRORCTL_KAFKA_EU_WEST_SASL"),
+		ca: mustEnv(t, "MIRRORCTL_KAFKA_CA_PEM")}
+	e.eastAdmin = kadm.NewClient(newClient(t, e.eastSASL, saslOpts(t, admin, adminPW)...))
+	e.westAdmin = kadm.NewClient(newClient(t, e.westSASL, saslOpts(t, admin, adminPW)...))
+	e.eastPlain = newClient(t, mustEnv(t, "MIRRORCTL_KAFKA_US_EAST"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	e.westPlain = newClient(t, mustEnv(t, "MIRRORCTL_KAFKA_EU_WEST"))
+	appOpts := append(saslOpts(t, app, appPW), kgo.RetryTimeout(10*time.Second))
+	e.eastApp = kadm.NewClient(newClient(t, e.eastSASL, appOpts...))
+	e.westApp = kadm.NewClient(newClient(t, e.westSASL, appOpts...))
+
+	// Baseline: every binding granted, every operation succeeds.
+	base := e.newRun(ctx)
+	e.printPlan(base)
+	e.deleteTopic(ctx, e.westPlain, "heartbeats") // so that CREATE on it is exercised
+	if err := e.try(ctx, base, nil); err != nil {
+		t.Fatalf("with every planned binding, an operation failed: %v", err)
+	}
+	t.Logf("baseline: all %d operations succeeded with the %d planned bindings", len(aclOperations), len(base.plan))
+
+	type result struct{ binding, op, err string }
+	var (
+		mu      sync.Mutex
+		results []result
+	)
+	record := func(tmpl string, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		var fe *opError
+		if errors.As(err, &fe) {
+			results = append(results, result{tmpl, fe.op, fe.short()})
+		} else {
+			results = append(results, result{tmpl, "NONE", fmt.Sprint(err)})
+		}
+	}
+	var shared, unique []string
+	for _, b := range base.plan {
+		tmpl := base.template(b)
+		if strings.Contains(tmpl, "{u}") {
+			unique = append(unique, tmpl)
+		} else {
+			shared = append(shared, tmpl)
+		}
+	}
+	// Shared resources: one run at a time.
+	for _, tmpl := range shared {
+		r := e.newRun(ctx)
+		if strings.HasSuffix(tmpl, " heartbeats") {
+			e.deleteTopic(ctx, e.westPlain, "heartbeats")
+		}
+		if strings.HasSuffix(tmpl, " heartbeats") {
+			have, _ := aclplan.Describe(ctx, e.westAdmin, r.west, e.principal)
+			td, _ := kadm.NewClient(e.westPlain).ListTopics(kadm.WithAuthorizedOps(ctx), "heartbeats")
+			t.Logf("before the run without %s: heartbeats exists on the target: %v; %s's ACLs there: %d", tmpl, td.Has("heartbeats"), e.principal, len(have))
+			for _, h := range have {
+				if !strings.Contains(h.ResourceName, "acl") || h.ResourceType != aclplan.TypeTopic {
+					t.Logf("  %s", h)
+				}
+			}
+		}
+		err := e.try(ctx, r, &tmpl)
+		if !isAuthz(err) {
+			e.t.Logf("without %s: %v; retrying with fresh names", tmpl, err)
+			r = e.newRun(ctx)
+			if strings.HasSuffix(tmpl, " heartbeats") {
+				e.deleteTopic(ctx, e.westPlain, "heartbeats")
+			}
+			err = e.try(ctx, r, &tmpl)
+		}
+		record(tmpl, err)
+	}
+	// Run-specific resources: the shared bindings stay granted, runs in parallel.
+	var sharedBindings []aclplan.Binding
+	for _, b := range base.plan {
+		if !strings.Contains(base.template(b), "{u}") {
+			sharedBindings = append(sharedBindings, b)
+		}
+	}
+	e.grant(ctx, sharedBindings)
+	defer e.revoke(context.WithoutCancel(ctx), sharedBindings)
+	work := make(chan string)
+	var wg sync.WaitGroup
+	for i := 0; i < 3; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for tmpl := range work {
+				err := e.tryUnique(ctx, e.newRun(ctx), tmpl)
+				if !isAuthz(err) {
+					// A failure without an authorization error may be a
+					// flake rather than the missing binding: once more.
+					e.t.Logf("without %s: %v; retrying with fresh names", tmpl, err)
+					err = e.tryUnique(ctx, e.newRun(ctx), tmpl)
+				}
+				record(tmpl, err)
+			}
+		}()
+	}
+	for _, tmpl := range unique {
+		work <- tmpl
+	}
+	close(work)
+	wg.Wait()
+
+	sort.Slice(results, func(i, j int) bool { return results[i].binding < results[j].binding })
+	var b strings.Builder
+	fmt.Fprintf(&b, "offset-syncs.topic.location=%s: binding removed -> operation that failed without it\n", loc)
+	for _, r := range results {
+		fmt.Fprintf(&b, "  %-95s -> %s: %s\n", r.binding, r.op, r.err)
+	}
+	t.Log(b.String())
+	for _, r := range results {
+		if r.op == "NONE" {
+			t.Errorf("binding %s is not needed: every operation succeeded without it", r.binding)
+		}
+	}
+	if loc == replicate.LocationTarget {
+		for _, bd := range base.plan {
+			if bd.Cluster == base.east && (bd.Operation == aclplan.OpWrite || bd.Operation == aclplan.OpCreate || bd.Operation == aclplan.OpAlter) {
+				t.Errorf("offset-syncs on the target, yet the plan writes to the source: %s", bd)
+			}
+		}
+	}
+}
+
+// newRun makes fresh names, writes the run's config and plans it.
+func (e *aclEnv) newRun(ctx context.Context) *aclRun {
+	t := e.t
+	u := uniq(t)
+	r := &aclRun{u: u, east: "e" + u, west: "w" + u, topic: "acl" + u + ".orders", group: "acl" + u + "-app"}
+	r.remote = r.east + "." + r.topic
+	r.path = filepath.Join(t.TempDir(), "mm2.properties")
+	security := func(alias, bootstrap string) string {
+		return fmt.Sprintf(`%[1]s.bootstrap.servers = %[2]s
+%[1]s.security.protocol = SASL_SSL
+%[1]s.sasl.mechanism = SCRAM-SHA-512
+%[1]s.sasl.jaas.config = org.apache.kafka.common.security.scram.ScramLoginModule required \
+  username="%[3]s" password="${env:ITEST_APP_PASSWORD}";
+%[1]s.ssl.truststore.type = PEM
+%[1]s.ssl.truststore.location = %[4]s
+%[1]s.admin.default.api.timeout.ms = 8000
+%[1]s.consumer.default.api.timeout.ms = 8000
+%[1]s.producer.default.api.timeout.ms = 8000
+`, alias, bootstrap, e.appUsr, e.ca)
+	}
+	text := fmt.Sprintf("clusters = %[1]s, %[2]s\n", r.east, r.west) + security(r.east, e.eastSASL) + security(r.west, e.westSASL) +
+		"config.providers = env\nconfig.providers.env.class = org.apache.kafka.common.config.provider.EnvVarConfigProvider\n" +
+		fmt.Sprintf(`%[1]s->%[2]s.enabled = true
+%[1]s->%[2]s.topics = acl%[3]s\\..*
+%[1]s->%[2]s.groups = acl%[3]s-.*
+%[1]s->%[2]s.sync.group.offsets.enabled = true
+%[1]s->%[2]s.offset-syncs.topic.location = %[4]s
+%[1]s->%[2]s.heartbeats.replication.enabled = false
+%[2]s->%[1]s.emit.heartbeats.enabled = false
+replication.factor = 1
+offset-syncs.topic.replication.factor = 1
+heartbeats.topic.replication.factor = 1
+checkpoints.topic.replication.factor = 1
+`, r.east, r.west, u, e.loc)
+	writeFile(t, r.path, text)
+	cfg, err := config.Load(r.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flows := aclplancmd.Flows(cfg)
+	plan, err := aclplan.Build(aclplan.Input{Principal: e.principal, Flows: flows})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range flows {
+		if f.Enabled {
+			r.flow = f.FlowConfig
+		}
+	}
+	r.plan = plan.Bindings
+
+	// Source data: a 2-partition topic with a config override, 20 records
+	// per partition, and a group that committed halfway.
+	adm := kadm.NewClient(e.eastPlain)
+	if _, err := adm.CreateTopic(ctx, 2, 1, map[string]*string{"retention.ms": ptrTo("3600000")}, r.topic); err != nil {
+		t.Fatal(err)
+	}
+	produceAll(ctx, t, e.eastPlain, shapes(r.topic, 2, 0, 20))
+	offs := kadm.Offsets{}
+	offs.AddOffset(r.topic, 0, 10, -1)
+	offs.AddOffset(r.topic, 1, 10, -1)
+	if _, err := adm.CommitOffsets(ctx, r.group, offs); err != nil {
+		t.Fatal(err)
+	}
+	// A cluster's group coordinator answers COORDINATOR_NOT_AVAILABLE
+	// until __consumer_offsets exists: warm it up on the target.
+	pollUntil(ctx, t, 30*time.Second, "group coordinator on the target", func(ctx context.Context) (bool, string) {
+		_, err := kadm.NewClient(e.westPlain).DescribeGroups(ctx, r.group)
+		return err == nil, fmt.Sprint(err)
+	})
+	e.t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_, _ = adm.DeleteGroup(ctx, r.group)
+		_, _ = adm.DeleteTopics(ctx, r.topic)
+		syncAlias, syncTopic := r.flow.OffsetSyncsTopic()
+		west := kadm.NewClient(e.westPlain)
+		_, _ = west.DeleteGroup(ctx, r.group)
+		_, _ = west.DeleteTopics(ctx, r.remote, r.flow.Policy.CheckpointsTopic(r.east), replicate.ProgressTopic(r.flow.Policy, r.east))
+		if syncAlias == r.east {
+			_, _ = adm.DeleteTopics(ctx, syncTopic)
+		} else {
+			_, _ = west.DeleteTopics(ctx, syncTopic)
+		}
+	})
+	return r
+}
+
+func ptrTo(s string) *string { return &s }
+
+// template returns the binding with the run's unique id replaced by {u},
+// the same string for the same binding of every run.
+func (r *aclRun) template(b aclplan.Binding) string {
+	b.Reason = ""
+	s := b.String()
+	s = strings.Replace(s, r.east+" ", "us-east ", 1)
+	s = strings.Replace(s, r.west+" ", "eu-west ", 1)
+	return strings.ReplaceAll(s, r.u, "{u}")
+}
+
+func (r *aclRun) binding(tmpl string) (aclplan.Binding, bool) {
+	for _, b := range r.plan {
+		if r.template(b) == tmpl {
+			return b, true
+		}
+	}
+	return aclplan.Binding{}, false
+}
+
+func (e *aclEnv) printPlan(r *aclRun) {
+	code, stdout, stderr := mirrorctl(e.t, "acl-plan", "-c", r.path, "--principal", e.principal)
+	if code != 0 {
+		e.t.Fatalf("acl-plan: exit %d: %s", code, stderr)
+	}
+	e.t.Logf("acl-plan for offset-syncs.topic.location=%s (run %s):\n%s%s", e.loc, r.u, stdout, stderr)
+}
+
+// try grants the run's plan, minus the binding whose template is without
+// (nil: none), runs the operations, and revokes what it granted.
+func (e *aclEnv) try(ctx context.Context, r *aclRun, without *string) error {
+	var grant []aclplan.Binding
+	for _, b := range r.plan {
+		if without == nil || r.template(b) != *without {
+			grant = append(grant, b)
+		}
+	}
+	if without != nil && len(grant) == len(r.plan) {
+		e.t.Fatalf("run %s has no binding %s", r.u, *without)
+	}
+	e.grant(ctx, grant)
+	defer e.revoke(context.WithoutCancel(ctx), grant)
+	return e.operations(ctx, r)
+}
+
+// tryUnique is try for a run-specific binding, with the shared bindings
+// already granted.
+func (e *aclEnv) tryUnique(ctx context.Context, r *aclRun, without string) error {
+	var grant []aclplan.Binding
+	for _, b := range r.plan {
+		tmpl := r.template(b)
+		if strings.Contains(tmpl, "{u}") && tmpl != without {
+			grant = append(grant, b)
+		}
+	}
+	if _, ok := r.binding(without); !ok {
+		e.t.Fatalf("run %s has no binding %s", r.u, without)
+	}
+	e.grant(ctx, grant)
+	defer e.revoke(context.WithoutCancel(ctx), grant)
+	return e.operations(ctx, r)
+}
+
+func (e *aclEnv) operations(ctx context.Context, r *aclRun) error {
+	for _, op := range aclOperations {
+		octx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err := op.run(octx, e, r)
+		cancel()
+		if err != nil {
+			return &opError{op: op.name, err: err}
+		}
+	}
+	return nil
+}
+
+// opError names the operation that failed.
+type opError struct {
+	op  string
+	err error
+}
+
+func (e *opError) Error() string { return e.op + ": " + e.err.Error() }
+
+var authzRE = regexp.MustCompile(`[A-Z_]*AUTHORIZATION_FAILED|UNKNOWN_TOPIC_OR_PARTITION`)
+
+// isAuthz reports whether err names an authorization failure (or the
+// UNKNOWN_TOPIC_OR_PARTITION a refused CREATE leads to).
+func isAuthz(err error) bool { return err != nil && authzRE.MatchString(err.Error()) }
+
+// short returns the Kafka error names in the failure, or its first line.
+func (e *opError) short() string {
+	msg := e.err.Error()
+	if loc := authzRE.FindStringIndex(msg); loc != nil {
+		// The call that failed: the text before the first error name.
+		from := strings.LastIndexAny(msg[:loc[0]], "\n\"") + 1
+		if loc[0]-from > 120 {
+			from = loc[0] - 120
+		}
+		return msg[from:loc[1]]
+	}
+	if m := authzRE.FindAllString(msg, -1); len(m) > 0 {
+		seen := map[string]bool{}
+		var out []string
+		for _, s := range m {
+			if !seen[s] {
+				seen[s] = true
+				out = append(out, s)
+			}
+		}
+		return strings.Join(out, ", ")
+	}
+	if i := strings.IndexByte(msg, '\n'); i > 0 {
+		msg = msg[:i]
+	}
+	if len(msg) > 160 {
+		msg = msg[:160] + "..."
+	}
+	return msg
+}
+
+func (e *aclEnv) admin(alias string, r *aclRun) *kadm.Client {
+	if alias == r.east {
+		return e.eastAdmin
+	}
+	return e.westAdmin
+}
+
+// grant creates bindings with the super user and waits until each
+// cluster's authorizer lists them.
+func (e *aclEnv) grant(ctx context.Context, bs []aclplan.Binding) {
+	e.t.Helper()
+	e.changeACLs(ctx, bs, true)
+}
+
+func (e *aclEnv) revoke(ctx context.Context, bs []aclplan.Binding) {
+	e.t.Helper()
+	e.changeACLs(ctx, bs, false)
+}
+
+func (e *aclEnv) changeACLs(ctx context.Context, bs []aclplan.Binding, add bool) {
+	t := e.t
+	t.Helper()
+	byCluster := map[*kadm.Client][]aclplan.Binding{}
+	for _, b := range bs {
+		adm := e.westAdmin
+		if strings.HasPrefix(b.Cluster, "e") {
+			adm = e.eastAdmin
+		}
+		byCluster[adm] = append(byCluster[adm], b)
+	}
+	for adm, bs := range byCluster {
+		if add {
+			if _, err := aclplan.Create(ctx, adm, bs); err != nil {
+				t.Fatalf("grant: %v", err)
+			}
+		} else {
+			for _, b := range bs {
+				builder, err := aclplan.Builder(b)
+				if err == nil {
+					_, err = adm.DeleteACLs(ctx, builder)
+				}
+				if err != nil {
+					t.Errorf("revoke %s: %v", b, err)
+				}
+			}
+		}
+		// Wait until DescribeAcls agrees.
+		alias := bs[0].Cluster
+		pollUntil(ctx, t, 30*time.Second, fmt.Sprintf("ACL change on %s visible", alias), func(ctx context.Context) (bool, string) {
+			have, err := aclplan.Describe(ctx, adm, alias, e.principal)
+			if err != nil {
+				return false, err.Error()
+			}
+			set := map[string]bool{}
+			for _, h := range have {
+				set[h.String()] = true
+			}
+			for _, b := range bs {
+				b.Reason = ""
+				if set[b.String()] != add {
+					return false, "not yet: " + b.String()
+				}
+			}
+			return true, ""
+		})
+	}
+}
+
+func (e *aclEnv) deleteTopic(ctx context.Context, cl *kgo.Client, topic string) {
+	adm := kadm.NewClient(cl)
+	if resp, err := adm.DeleteTopics(ctx, topic); err != nil {
+		e.t.Fatalf("delete %s: %v", topic, err)
+	} else if r, ok := resp[topic]; ok && r.Err != nil && !errors.Is(r.Err, kerr.UnknownTopicOrPartition) {
+		e.t.Fatalf("delete %s: %v", topic, r.Err)
+	}
+	pollUntil(ctx, e.t, 30*time.Second, "topic "+topic+" deleted", func(ctx context.Context) (bool, string) {
+		td, err := adm.ListTopics(kadm.WithAuthorizedOps(ctx), topic) // fresh metadata, not kadm's cache
+		if err != nil {
+			return false, err.Error()
+		}
+		return !td.Has(topic), "still listed"
+	})
+}
+
+// runCLI runs mirrorctl in-process with its own deadline.
+func runCLI(ctx context.Context, args ...string) (int, string, string) {
+	ios, _, out, errOut := iostreams.Test()
+	code := cli.Run(ctx, ios, args, nil)
+	return code, out.String(), errOut.String()
+}
+
+// replicateOnce runs replicate --once -o json and returns its result, or an
+// error naming the exit code and the Kafka errors in its output. A warning
+// naming an authorization error (config sync, group offset sync) is a
+// failure too.
+func replicateOnce(ctx context.Context, r *aclRun) (*replicateResult, error) {
+	code, stdout, stderr := runCLI(ctx, "replicate", "--once", "-o", "json", "-c", r.path)
+	if code != 0 {
+		return nil, fmt.Errorf("exit %d: %s%s", code, stderr, stdout)
+	}
+	if authzRE.MatchString(stderr) {
+		return nil, fmt.Errorf("exit 0 with errors logged: %s", stderr)
+	}
+	var res replicateResult
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		return nil, fmt.Errorf("decoding %q: %w", stdout, err)
+	}
+	return &res, nil
+}
+
+type replicateResult struct {
+	Topics []struct {
+		Topic   string `json:"topic"`
+		Records int64  `json:"records"`
+	} `json:"topics"`
+	Groups []struct {
+		Group     string `json:"group"`
+		Sync      string `json:"sync"`
+		Committed int    `json:"committed"`
+		Error     string `json:"error"`
+	} `json:"groups"`
+	Errors []string `json:"errors"`
+}
+
+func opReplicateFirst(ctx context.Context, e *aclEnv, r *aclRun) error {
+	res, err := replicateOnce(ctx, r)
+	if err != nil {
+		return err
+	}
+	var copied int64
+	for _, tr := range res.Topics {
+		if tr.Topic == r.topic {
+			copied = tr.Records
+		}
+	}
+	if copied != 40 {
+		return fmt.Errorf("copied %d records of %s, want 40 (result %+v)", copied, r.topic, res)
+	}
+	synced := false
+	for _, g := range res.Groups {
+		if g.Group == r.group {
+			if g.Error != "" {
+				return fmt.Errorf("group %s: %s", g.Group, g.Error)
+			}
+			synced = g.Sync == "committed" && g.Committed == 2
+		}
+	}
+	if !synced {
+		return fmt.Errorf("group %s: no checkpoint committed on the target (result %+v)", r.group, res.Groups)
+	}
+	// The super user's metadata may still remember the deleted heartbeats
+	// topic for a moment: look for the heartbeat for up to 10s.
+	west := kadm.NewClient(e.westPlain)
+	var hbErr error
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		ends, err := west.ListEndOffsets(ctx, "heartbeats")
+		o, ok := ends.Lookup("heartbeats", 0)
+		if err == nil && ok && o.Err == nil && o.Offset >= 1 {
+			hbErr = nil
+			break
+		}
+		hbErr = fmt.Errorf("no heartbeat on %s: %v %v", r.west, err, o.Err)
+		if time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if hbErr != nil {
+		return hbErr
+	}
+	// Between the runs: the source grows a partition and changes a config.
+	east := kadm.NewClient(e.eastPlain)
+	if _, err := east.UpdatePartitions(ctx, 3, r.topic); err != nil {
+		return fmt.Errorf("setup: %w", err)
+	}
+	if _, err := east.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "retention.ms", Value: ptrTo("7200000")}}, r.topic); err != nil {
+		return fmt.Errorf("setup: %w", err)
+	}
+	// A fresh client, retried, so the new partition is known.
+	var perr error
+	pending, failed := shapes(r.topic, 3, 20, 25), []*kgo.Record(nil)
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(300 * time.Millisecond) {
+		var cl *kgo.Client
+		cl, perr = kgo.NewClient(kgo.SeedBrokers(mustEnvNoT("MIRRORCTL_KAFKA_US_EAST")), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+		if perr != nil {
+			break
+		}
+		perr = nil
+		for _, res := range cl.ProduceSync(ctx, pending...) {
+			if res.Err != nil {
+				perr = res.Err
+				failed = append(failed, res.Record)
+			}
+		}
+		cl.Close()
+		if perr == nil {
+			break
+		}
+		pending, failed = failed, nil // retry only what was refused: no duplicates
+	}
+	if perr != nil {
+		return fmt.Errorf("setup: %w", perr)
+	}
+	return nil
+}
+
+func opReplicateSecond(ctx context.Context, e *aclEnv, r *aclRun) error {
+	res, err := replicateOnce(ctx, r)
+	if err != nil {
+		return err
+	}
+	var copied int64
+	for _, tr := range res.Topics {
+		if tr.Topic == r.topic {
+			copied = tr.Records
+		}
+	}
+	// 5 new records in each of the 3 partitions: the old partitions
+	// resumed from progress instead of copying everything again.
+	if copied != 15 {
+		return fmt.Errorf("second run copied %d records of %s, want 15", copied, r.topic)
+	}
+	west := kadm.NewClient(e.westPlain)
+	// WithAuthorizedOps makes kadm send a fresh Metadata request instead of
+	// answering from its cache.
+	td, err := west.ListTopics(kadm.WithAuthorizedOps(ctx), r.remote)
+	if err != nil {
+		return err
+	}
+	if n := len(td[r.remote].Partitions); n != 3 {
+		return fmt.Errorf("%s has %d partitions, want 3", r.remote, n)
+	}
+	rcs, err := west.DescribeTopicConfigs(ctx, r.remote)
+	if err != nil {
+		return err
+	}
+	rc, err := rcs.On(r.remote, nil)
+	if err != nil {
+		return err
+	}
+	for _, c := range rc.Configs {
+		if c.Key == "retention.ms" && (c.Value == nil || *c.Value != "7200000") {
+			return fmt.Errorf("%s retention.ms = %v, want 7200000 (config sync)", r.remote, c.MaybeValue())
+		}
+	}
+	return nil
+}
+
+func opSyncACLs(ctx context.Context, e *aclEnv, r *aclRun) error {
+	// Something for the sync to copy: a LITERAL READ for another principal.
+	probe := "User:probe" + r.u
+	b := kadm.NewACLs().Allow(probe).AllowHosts("*").Topics(r.topic).Operations(kadm.OpRead).ResourcePatternType(kadm.ACLPatternLiteral)
+	if _, err := e.eastAdmin.CreateACLs(ctx, b); err != nil {
+		return fmt.Errorf("setup: %w", err)
+	}
+	defer func() {
+		ctx := context.WithoutCancel(ctx)
+		_, _ = e.eastAdmin.DeleteACLs(ctx, kadm.NewACLs().Allow(probe).AllowHosts("*").Topics(r.topic).Operations(kadm.OpRead).ResourcePatternType(kadm.ACLPatternLiteral))
+		_, _ = e.westAdmin.DeleteACLs(ctx, kadm.NewACLs().Allow(probe).AllowHosts("*").Topics(r.remote).Operations(kadm.OpRead).ResourcePatternType(kadm.ACLPatternLiteral))
+	}()
+	var n int
+	var err error
+	// The source authorizer may take a moment to list the new ACL.
+	for i := 0; i < 20; i++ {
+		n, err = replicate.SyncTopicACLs(ctx, r.flow, e.eastApp, e.westApp)
+		if err != nil || n > 0 {
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	if err != nil {
+		return err
+	}
+	if n != 1 {
+		return fmt.Errorf("ACL sync created %d bindings, want 1", n)
+	}
+	return nil
+}
+
+// mustEnvNoT is mustEnv for goroutines that may not fail the test: the
+// variable was already checked by the test's own goroutine.
+func mustEnvNoT(name string) string { return os.Getenv(name) }
