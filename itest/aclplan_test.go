@@ -433,13 +433,6 @@ func (e *opError) short() string {
 	return msg
 }
 
-func (e *aclEnv) admin(alias string, r *aclRun) *kadm.Client {
-	if alias == r.east {
-		return e.eastAdmin
-	}
-	return e.westAdmin
-}
-
 // grant creates bindings with the super user and waits until each
 // cluster's authorizer lists them.
 func (e *aclEnv) grant(ctx context.Context, bs []aclplan.Binding) {
