@@ -249,7 +249,9 @@ func runACLPlan(ctx context.Context, opts *ACLPlanOptions) error {
 	}
 	plan, err := aclplan.Build(in)
 	if err != nil {
-		return cmdutil.FlagErrorf("%s: %v", cfg.File, err)
+		// Not a usage error: listing a cluster (for a regex that is neither
+		// a name nor a prefix) can fail like any other Kafka call (exit 1).
+		return fmt.Errorf("%s: %w", cfg.File, err)
 	}
 	format := opts.Format
 	if format == "" {
