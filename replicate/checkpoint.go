@@ -292,7 +292,28 @@ func activeErr(err error) bool {
 // groupIdle reports whether group is absent or empty on the target, and its
 // state and member count for the log.
 func (c *checkpointer) groupIdle(ctx context.Context, group string) (bool, string, int, error) {
-	described, err := c.tgt.DescribeGroups(ctx, group)
+	var (
+		described kadm.DescribedGroups
+		err       error
+	)
+	// A coordinator that is still loading (a fresh cluster, a moved
+	// partition of __consumer_offsets) answers with a retriable error:
+	// retry for a bounded time before giving up on this group.
+	for try := 0; ; try++ {
+		described, err = c.tgt.DescribeGroups(ctx, group)
+		if err == nil {
+			if d, ok := described[group]; ok && d.Err != nil && kerr.IsRetriable(d.Err) {
+				err = d.Err
+			}
+		}
+		if err == nil || !kerr.IsRetriable(err) || try == 20 || ctx.Err() != nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 	if err != nil {
 		return false, "", 0, err
 	}

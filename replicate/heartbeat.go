@@ -57,7 +57,11 @@ func runHeartbeats(ctx context.Context, cfg FlowConfig, clients Clients, logger 
 		if err != nil {
 			return err
 		}
-		return cl.ProduceSync(ctx, r).FirstErr()
+		// Bounded: a heartbeat the target will not take (no WRITE on
+		// heartbeats, say) must not hang the flow, --once included.
+		hctx, cancel := context.WithTimeout(ctx, heartbeatTimeout(cfg.HeartbeatsInterval))
+		defer cancel()
+		return cl.ProduceSync(hctx, r).FirstErr()
 	}
 	if once {
 		if err := emit(); err != nil {
@@ -79,4 +83,10 @@ func runHeartbeats(ctx context.Context, cfg FlowConfig, clients Clients, logger 
 			}
 		}
 	}
+}
+
+// heartbeatTimeout bounds one heartbeat write: ten intervals, at least 10s
+// and at most 60s.
+func heartbeatTimeout(interval time.Duration) time.Duration {
+	return min(max(10*interval, 10*time.Second), time.Minute)
 }

@@ -276,6 +276,8 @@ type flowRunner struct {
 
 	ckpt *checkpointer // nil unless emit.checkpoints.enabled
 
+	noAuthorizerSaid bool // ACL sync reported the source has no authorizer
+
 	retryCtx context.Context // cancelled when the flow stops
 	sendCtx  context.Context // never cancelled: offset-sync produces
 	retries  atomic.Int32    // retryRefused goroutines running
@@ -347,7 +349,10 @@ func (fr *flowRunner) run(ctx context.Context) (err error) {
 		return err
 	}
 	defer fr.consumer.Close()
-	if fr.producer, err = fr.clients.Client(cfg.Target, "producer", kgo.RecordPartitioner(kgo.ManualPartitioner())); err != nil {
+	// No delivery timeout for copies: kgo dates a record from its
+	// timestamp, and copies keep the source's, so a delivery.timeout.ms
+	// would fail every record older than it at once.
+	if fr.producer, err = fr.clients.Client(cfg.Target, "producer", kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RecordDeliveryTimeout(0)); err != nil {
 		return err
 	}
 	defer fr.producer.Close()
@@ -876,10 +881,16 @@ func (fr *flowRunner) runRefresher(ctx context.Context) {
 }
 
 // syncACLs runs one ACL sync; failures are logged, never fatal (MM2 logs
-// them too): the data path does not depend on it.
+// them too): the data path does not depend on it. A source without an
+// authorizer is said once, at info level, as MM2 does (KAFKA-14781).
 func (fr *flowRunner) syncACLs(ctx context.Context) {
 	n, err := SyncTopicACLs(ctx, fr.cfg, fr.src, fr.tgt)
 	switch {
+	case errors.Is(err, ErrNoAuthorizer):
+		if !fr.noAuthorizerSaid {
+			fr.noAuthorizerSaid = true
+			fr.log.Info("topic ACL sync skipped: the source has no authorizer")
+		}
 	case err != nil && ctx.Err() == nil:
 		fr.log.Warn("topic ACL sync failed", "err", err)
 	case n > 0:

@@ -568,3 +568,18 @@ func mustList(t *testing.T, key, value string) *filter.Pattern {
 	}
 	return p
 }
+
+// A delivery.timeout.ms on the target's producer must not fail copies of old
+// records: kgo dates a record from its timestamp, and copies keep the
+// source's (here from 2023).
+func TestOldRecordsSurviveADeliveryTimeout(t *testing.T) {
+	p := newClusterPair(t)
+	p.clients.extra["eu-west/producer"] = []kgo.Opt{kgo.RecordDeliveryTimeout(time.Second)}
+	topic := name("old")
+	p.createTopic(t, "us-east", topic, 1, nil)
+	p.produce(t, "us-east", sampleRecords(topic, 1, 30)...)
+	runOnce(t, p, testFlow("us-east", "eu-west"))
+	if n := assertCopied(t, p, "us-east", topic, "eu-west", "us-east."+topic); n != 30 {
+		t.Fatalf("copied %d, want 30", n)
+	}
+}
