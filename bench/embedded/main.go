@@ -2,7 +2,7 @@
 // franz-go consume->produce pipe, on the same two in-process (kfake) clusters
 // and the same data, and prints records/s, MB/s, CPU seconds and peak RSS side
 // by side. The clusters live in this process; each contender runs as a child
-// process, so its CPU and peak RSS are its own (from wait4's rusage).
+// process, so its CPU (from wait4) and peak RSS (its VmHWM) are its own.
 //
 //	go run ./bench/embedded -mirrorctl bin/mirrorctl
 //
@@ -21,13 +21,14 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/mirrorctl/mirrorctl/bench/internal/proc"
 )
 
 type dataset struct {
@@ -139,65 +140,14 @@ func run(mirrorctl string, partitions int32, sets []dataset, runs int) error {
 	return nil
 }
 
-// measure runs cmd and returns its wall time, CPU (user+sys, from wait4) and
-// peak RSS. The peak is the child's own VmHWM, read from /proc every 2ms
-// while it runs (it only grows, so the last read is the peak up to then).
-// wait4's ru_maxrss cannot be used: Linux keeps the high-water mark across
-// exec, and Go starts children on the parent's address space, so every child
-// would report this process's RSS (the embedded clusters and their data).
+// measure runs cmd and returns its wall time, CPU and peak RSS
+// (bench/internal/proc explains why peak RSS is read from /proc).
 func measure(cmd *exec.Cmd) (result, error) {
-	var stderr strings.Builder
-	cmd.Stdout = nil
-	cmd.Stderr = &stderr
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	u, err := proc.Run(cmd)
+	if err != nil {
 		return result{}, err
 	}
-	var peakKB int64
-	done := make(chan struct{})
-	polled := make(chan struct{})
-	go func() {
-		defer close(polled)
-		path := fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)
-		for {
-			if kb := vmHWM(path); kb > peakKB {
-				peakKB = kb
-			}
-			select {
-			case <-done:
-				return
-			case <-time.After(2 * time.Millisecond):
-			}
-		}
-	}()
-	err := cmd.Wait()
-	close(done)
-	<-polled
-	if err != nil {
-		return result{}, fmt.Errorf("%v: %s", err, stderr.String())
-	}
-	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	return result{
-		seconds: time.Since(start).Seconds(),
-		cpu:     time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds(),
-		rssMB:   float64(peakKB) / 1024,
-	}, nil
-}
-
-// vmHWM returns the VmHWM line of a /proc/<pid>/status file in KiB, or 0.
-func vmHWM(path string) int64 {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			var kb int64
-			fmt.Sscanf(strings.TrimSpace(rest), "%d", &kb)
-			return kb
-		}
-	}
-	return 0
+	return result{seconds: u.Wall.Seconds(), cpu: u.CPU.Seconds(), rssMB: float64(u.PeakRSSKiB) / 1024}, nil
 }
 
 func report(results []result, partitions int32) {

@@ -55,6 +55,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/mirrorctl/mirrorctl/bench/internal/proc"
 )
 
 // dataset is one shape of records: fixed value size, or the realistic mix
@@ -340,7 +342,7 @@ func runMM2(ctx context.Context, e env, c contender, topic, dstTopic string, wan
 	}
 	return result{
 		seconds: end.Sub(start).Seconds(), copySecs: end.Sub(first).Seconds(),
-		cpu: cpu, rssMB: float64(vmHWM(fmt.Sprintf("/proc/%d/status", pid))) / 1024,
+		cpu: cpu, rssMB: float64(proc.PeakRSS(pid)) / 1024,
 	}, nil
 }
 
@@ -401,66 +403,14 @@ func wrapped(cmd *exec.Cmd, name string) *exec.Cmd {
 	return exec.Command(args[0], args[1:]...)
 }
 
-// measure runs cmd to its end: wall time, CPU (user+sys from wait4) and peak
-// RSS (its VmHWM polled every 2ms).
+// measure runs cmd and returns its wall time, CPU and peak RSS
+// (bench/internal/proc explains why peak RSS is read from /proc).
 func measure(cmd *exec.Cmd) (result, error) {
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	u, err := proc.Run(cmd)
+	if err != nil {
 		return result{}, err
 	}
-	stop := pollHWM(cmd.Process.Pid)
-	err := cmd.Wait()
-	elapsed := time.Since(start)
-	peak := stop()
-	if err != nil {
-		return result{}, fmt.Errorf("%v: %s", err, stderr.String())
-	}
-	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	return result{
-		seconds: elapsed.Seconds(),
-		cpu:     time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds(),
-		rssMB:   float64(peak) / 1024,
-	}, nil
-}
-
-// pollHWM polls pid's VmHWM every 2ms; the returned func stops polling and
-// returns the peak in KiB.
-func pollHWM(pid int) func() int64 {
-	var peak int64
-	done, polled := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(polled)
-		path := fmt.Sprintf("/proc/%d/status", pid)
-		for {
-			if kb := vmHWM(path); kb > peak {
-				peak = kb
-			}
-			select {
-			case <-done:
-				return
-			case <-time.After(2 * time.Millisecond):
-			}
-		}
-	}()
-	return func() int64 { close(done); <-polled; return peak }
-}
-
-// vmHWM returns the VmHWM line of a /proc/<pid>/status file in KiB, or 0.
-func vmHWM(path string) int64 {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			var kb int64
-			fmt.Sscanf(strings.TrimSpace(rest), "%d", &kb)
-			return kb
-		}
-	}
-	return 0
+	return result{seconds: u.Wall.Seconds(), cpu: u.CPU.Seconds(), rssMB: float64(u.PeakRSSKiB) / 1024}, nil
 }
 
 // ---------------------------------------------------------------- latency
