@@ -9,8 +9,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mirrorctl/mirrorctl/internal/cli/cmdutil"
+	"github.com/mirrorctl/mirrorctl/internal/config"
 	"github.com/mirrorctl/mirrorctl/internal/output"
-	"github.com/mirrorctl/mirrorctl/replicate"
 	"github.com/mirrorctl/mirrorctl/replicate/mm2"
 	"github.com/mirrorctl/mirrorctl/replicate/policy"
 )
@@ -54,14 +54,7 @@ type CheckpointsResult struct {
 // NewCmdCheckpoints returns the `checkpoints` command group with its `dump`
 // subcommand.
 func NewCmdCheckpoints(f *cmdutil.Factory) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "checkpoints <command>",
-		Short: "Inspect MirrorMaker 2 checkpoints",
-		Args:  cobra.ArbitraryArgs,
-		RunE:  cmdutil.GroupRunE,
-	}
-	cmd.AddCommand(NewCmdCheckpointsDump(f, nil))
-	return cmd
+	return newGroupCmd("checkpoints <command>", "Inspect MirrorMaker 2 checkpoints", NewCmdCheckpointsDump(f, nil))
 }
 
 // NewCmdCheckpointsDump returns `mirrorctl checkpoints dump`. If runF is
@@ -92,30 +85,16 @@ func NewCmdCheckpointsDump(f *cmdutil.Factory, runF func(*CheckpointsOptions) er
 			"$ mirrorctl checkpoints dump --group 'order-.*' --latest -o json\n" +
 			"$ mirrorctl checkpoints dump --topic 'us-east\\.orders' -o csv",
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if _, err := compileName("group", opts.Group); err != nil {
-				return err
-			}
-			if _, err := compileName("topic", opts.Topic); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runCheckpointsDump(cmd.Context(), opts)
-		},
+		RunE: dumpRunE(opts, func() error {
+			_, err := newCPCollector(opts.Group, opts.Topic, false)
+			return err
+		}, runF, runCheckpointsDump),
 	}
 	addFlowFlags(cmd, &opts.Common)
 	cmd.Flags().StringVar(&opts.Group, "group", "", "Only groups whose whole id matches this Go `regexp`")
 	cmd.Flags().StringVar(&opts.Topic, "topic", "", "Only target-side topics whose whole name matches this Go `regexp`")
 	cmd.Flags().BoolVar(&opts.Latest, "latest", false, "Keep only the newest checkpoint per group, topic and partition")
 	return cmd
-}
-
-// addFlowFlags adds --source and --target.
-func addFlowFlags(cmd *cobra.Command, c *Common) {
-	cmd.Flags().StringVar(&c.Source, "source", "", "Source cluster `alias` of the flow (default: the one enabled flow)")
-	cmd.Flags().StringVar(&c.Target, "target", "", "Target cluster `alias` of the flow (default: the one enabled flow)")
 }
 
 // cpRow is one decoded checkpoint, 48 bytes: strings are ids into the
@@ -136,10 +115,7 @@ type cpKey struct{ group, topic, partition int32 }
 // order).
 type cpCollector struct {
 	groups, topics, metas *strtab
-	latest                bool
-	index                 map[cpKey]int32
-	rows                  rowStore[cpRow]
-	skipped               []Skipped
+	keptRows[cpRow, cpKey]
 }
 
 func newCPCollector(group, topic string, latest bool) (*cpCollector, error) {
@@ -151,10 +127,8 @@ func newCPCollector(group, topic string, latest bool) (*cpCollector, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &cpCollector{groups: newStrtab(greg), topics: newStrtab(treg), metas: newStrtab(nil), latest: latest}
-	if latest {
-		c.index = make(map[cpKey]int32)
-	}
+	c := &cpCollector{groups: newStrtab(greg), topics: newStrtab(treg), metas: newStrtab(nil)}
+	c.init(latest)
 	return c, nil
 }
 
@@ -163,7 +137,7 @@ func (c *cpCollector) add(key, value []byte, ts, offset int64) {
 	cp, err := mm2.DecodeCheckpoint(key, value)
 	if err != nil {
 		if !keyDecoded(err) || (c.groups.match(cp.Group) && c.topics.match(cp.Topic)) {
-			c.skipped = append(c.skipped, Skipped{RecordOffset: offset, Error: err.Error()})
+			c.skip(offset, err)
 		}
 		return
 	}
@@ -176,25 +150,14 @@ func (c *cpCollector) add(key, value []byte, ts, offset int64) {
 		return
 	}
 	m, _ := c.metas.id(cp.Metadata)
-	row := cpRow{group: g, topic: t, meta: m, partition: cp.Partition,
-		upstream: cp.UpstreamOffset, downstream: cp.DownstreamOffset, ts: ts, offset: offset}
-	if c.latest {
-		k := cpKey{g, t, cp.Partition}
-		if i, ok := c.index[k]; ok {
-			*c.rows.at(i) = row
-			return
-		}
-		c.index[k] = c.rows.add(row)
-		return
-	}
-	c.rows.add(row)
+	c.put(cpKey{g, t, cp.Partition}, cpRow{group: g, topic: t, meta: m, partition: cp.Partition,
+		upstream: cp.UpstreamOffset, downstream: cp.DownstreamOffset, ts: ts, offset: offset})
 }
 
 // sort orders rows by group, topic, partition, then record offset.
 func (c *cpCollector) sort() {
-	c.index = nil // no longer needed; let it be collected before rendering
 	gr, tr := c.groups.ranks(), c.topics.ranks()
-	c.rows.sortBy(func(a, b *cpRow) int {
+	c.order(func(a, b *cpRow) int {
 		return cmp.Or(cmp.Compare(gr[a.group], gr[b.group]), cmp.Compare(tr[a.topic], tr[b.topic]),
 			cmp.Compare(a.partition, b.partition), cmp.Compare(a.offset, b.offset))
 	})
@@ -238,35 +201,18 @@ func runCheckpointsDump(ctx context.Context, opts *CheckpointsOptions) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := opts.Config()
-	if cfg != nil {
-		cmdutil.PrintWarnings(opts.IO, cfg.Warnings)
+	locate := func(cfg *config.Config) (location, error) {
+		fl, err := ResolveFlow(cfg, opts.Source, opts.Target)
+		if err != nil {
+			return location{}, err
+		}
+		p := fl.Policy()
+		topic := p.CheckpointsTopic(fl.Source)
+		return location{Alias: fl.Target, Topic: topic,
+			Variant: internalVariant(p, topic, func(q policy.Policy) string { return q.CheckpointsTopic(fl.Source) }),
+			Hint:    "MM2 creates it when the flow " + fl.Name() + " is enabled and its checkpoint connector runs"}, nil
 	}
-	if err != nil {
-		return err
-	}
-	fl, err := ResolveFlow(cfg, opts.Source, opts.Target)
-	if err != nil {
-		return err
-	}
-	clients, err := opts.Clients()
-	if err != nil {
-		return err
-	}
-	p := fl.Policy()
-	topic := p.CheckpointsTopic(fl.Source)
-	variant := internalVariant(p, topic, func(q policy.Policy) string { return q.CheckpointsTopic(fl.Source) })
-	hint := "MM2 creates it when the flow " + fl.Name() + " is enabled and its checkpoint connector runs"
-	defer lowerGC()()
-	if err := checkTopic(ctx, clients, fl.Target, topic, variant, hint); err != nil {
-		return err
-	}
-	err = replicate.ReadInternalTopic(ctx, clients, fl.Target, topic, func(r *kgo.Record) {
+	return runDump(ctx, &opts.Common, locate, func(r *kgo.Record) {
 		col.add(r.Key, r.Value, r.Timestamp.UnixMilli(), r.Offset)
-	})
-	if err != nil {
-		return err
-	}
-	col.sort()
-	return render(&opts.Common, col.sheet())
+	}, func() *sheet { col.sort(); return col.sheet() })
 }

@@ -10,8 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mirrorctl/mirrorctl/internal/cli/cmdutil"
+	"github.com/mirrorctl/mirrorctl/internal/config"
 	"github.com/mirrorctl/mirrorctl/internal/output"
-	"github.com/mirrorctl/mirrorctl/replicate"
 	"github.com/mirrorctl/mirrorctl/replicate/mm2"
 	"github.com/mirrorctl/mirrorctl/replicate/policy"
 )
@@ -50,14 +50,7 @@ type HeartbeatsResult struct {
 // NewCmdHeartbeats returns the `heartbeats` command group with its `dump`
 // subcommand.
 func NewCmdHeartbeats(f *cmdutil.Factory) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "heartbeats <command>",
-		Short: "Inspect MirrorMaker 2 heartbeats",
-		Args:  cobra.ArbitraryArgs,
-		RunE:  cmdutil.GroupRunE,
-	}
-	cmd.AddCommand(NewCmdHeartbeatsDump(f, nil))
-	return cmd
+	return newGroupCmd("heartbeats <command>", "Inspect MirrorMaker 2 heartbeats", NewCmdHeartbeatsDump(f, nil))
 }
 
 // NewCmdHeartbeatsDump returns `mirrorctl heartbeats dump`. If runF is
@@ -83,21 +76,13 @@ func NewCmdHeartbeatsDump(f *cmdutil.Factory, runF func(*HeartbeatsOptions) erro
 		Example: "$ mirrorctl heartbeats dump --cluster us-west --latest\n" +
 			"$ mirrorctl heartbeats dump --source-alias us-east -o json",
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: dumpRunE(opts, func() error {
 			if opts.Cluster != "" && (opts.Source != "" || opts.Target != "") {
 				return cmdutil.FlagErrorf("--cluster cannot be used with --source or --target")
 			}
-			if _, err := compileName("source-alias", opts.SourceAlias); err != nil {
-				return err
-			}
-			if _, err := compileName("target-alias", opts.TargetAlias); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runHeartbeatsDump(cmd.Context(), opts)
-		},
+			_, err := newHBCollector(opts.SourceAlias, opts.TargetAlias, false)
+			return err
+		}, runF, runHeartbeatsDump),
 	}
 	cmd.Flags().StringVar(&opts.Cluster, "cluster", "", "Read the heartbeats topic on this cluster `alias`")
 	addFlowFlags(cmd, &opts.Common)
@@ -116,12 +101,11 @@ type hbRow struct {
 
 type hbKey struct{ source, target int32 }
 
+// hbCollector decodes heartbeat records into compact rows, filtering and,
+// with latest, keeping one row per source and target.
 type hbCollector struct {
 	sources, targets *strtab
-	latest           bool
-	index            map[hbKey]int32
-	rows             rowStore[hbRow]
-	skipped          []Skipped
+	keptRows[hbRow, hbKey]
 }
 
 func newHBCollector(source, target string, latest bool) (*hbCollector, error) {
@@ -133,18 +117,17 @@ func newHBCollector(source, target string, latest bool) (*hbCollector, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &hbCollector{sources: newStrtab(sre), targets: newStrtab(tre), latest: latest}
-	if latest {
-		c.index = make(map[hbKey]int32)
-	}
+	c := &hbCollector{sources: newStrtab(sre), targets: newStrtab(tre)}
+	c.init(latest)
 	return c, nil
 }
 
+// add decodes one record (key, value, offset); the time is the value's.
 func (c *hbCollector) add(key, value []byte, offset int64) {
 	h, err := mm2.DecodeHeartbeat(key, value)
 	if err != nil {
 		if !keyDecoded(err) || (c.sources.match(h.SourceAlias) && c.targets.match(h.TargetAlias)) {
-			c.skipped = append(c.skipped, Skipped{RecordOffset: offset, Error: err.Error()})
+			c.skip(offset, err)
 		}
 		return
 	}
@@ -156,23 +139,13 @@ func (c *hbCollector) add(key, value []byte, offset int64) {
 	if !tok {
 		return
 	}
-	row := hbRow{source: s, target: t, ts: h.Timestamp, offset: offset}
-	if c.latest {
-		k := hbKey{s, t}
-		if i, ok := c.index[k]; ok {
-			*c.rows.at(i) = row
-			return
-		}
-		c.index[k] = c.rows.add(row)
-		return
-	}
-	c.rows.add(row)
+	c.put(hbKey{s, t}, hbRow{source: s, target: t, ts: h.Timestamp, offset: offset})
 }
 
+// sort orders rows by source, target, then record offset.
 func (c *hbCollector) sort() {
-	c.index = nil
 	sr, tr := c.sources.ranks(), c.targets.ranks()
-	c.rows.sortBy(func(a, b *hbRow) int {
+	c.order(func(a, b *hbRow) int {
 		return cmp.Or(cmp.Compare(sr[a.source], sr[b.source]), cmp.Compare(tr[a.target], tr[b.target]), cmp.Compare(a.offset, b.offset))
 	})
 }
@@ -209,41 +182,22 @@ func runHeartbeatsDump(ctx context.Context, opts *HeartbeatsOptions) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := opts.Config()
-	if cfg != nil {
-		cmdutil.PrintWarnings(opts.IO, cfg.Warnings)
-	}
-	if err != nil {
-		return err
-	}
-	alias, topic := opts.Cluster, policy.HeartbeatsTopic
-	hint := "MM2 creates it on the target of every flow with emit.heartbeats.enabled = true"
-	if alias != "" {
-		if _, ok := cfg.Cluster(alias); !ok {
-			return cmdutil.FlagErrorf("--cluster %s: no such cluster in %s (clusters: %s)", alias, cfg.File, strings.Join(cfg.Clusters, ", "))
+	locate := func(cfg *config.Config) (location, error) {
+		if alias := opts.Cluster; alias != "" {
+			if _, ok := cfg.Cluster(alias); !ok {
+				return location{}, cmdutil.FlagErrorf("--cluster %s: no such cluster in %s (clusters: %s)", alias, cfg.File, strings.Join(cfg.Clusters, ", "))
+			}
+			return location{Alias: alias, Topic: policy.HeartbeatsTopic,
+				Hint: "MM2 creates it on the target of every flow with emit.heartbeats.enabled = true"}, nil
 		}
-	} else {
 		fl, err := ResolveFlow(cfg, opts.Source, opts.Target)
 		if err != nil {
-			return err
+			return location{}, err
 		}
-		alias, topic = fl.Target, fl.Policy().HeartbeatsTopic()
-		hint = "MM2 creates it on " + fl.Target + " when " + fl.Name() + " has emit.heartbeats.enabled = true"
+		return location{Alias: fl.Target, Topic: fl.Policy().HeartbeatsTopic(),
+			Hint: "MM2 creates it on " + fl.Target + " when " + fl.Name() + " has emit.heartbeats.enabled = true"}, nil
 	}
-	clients, err := opts.Clients()
-	if err != nil {
-		return err
-	}
-	defer lowerGC()()
-	if err := checkTopic(ctx, clients, alias, topic, "", hint); err != nil {
-		return err
-	}
-	err = replicate.ReadInternalTopic(ctx, clients, alias, topic, func(r *kgo.Record) {
+	return runDump(ctx, &opts.Common, locate, func(r *kgo.Record) {
 		col.add(r.Key, r.Value, r.Offset)
-	})
-	if err != nil {
-		return err
-	}
-	col.sort()
-	return render(&opts.Common, col.sheet())
+	}, func() *sheet { col.sort(); return col.sheet() })
 }

@@ -3,7 +3,6 @@ package dump
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mirrorctl/mirrorctl/internal/cli/cmdutil"
+	"github.com/mirrorctl/mirrorctl/internal/config"
 	"github.com/mirrorctl/mirrorctl/internal/output"
 	"github.com/mirrorctl/mirrorctl/replicate"
 	"github.com/mirrorctl/mirrorctl/replicate/mm2"
@@ -49,14 +49,7 @@ type OffsetSyncsResult struct {
 // NewCmdOffsetSyncs returns the `offset-syncs` command group with its `dump`
 // subcommand.
 func NewCmdOffsetSyncs(f *cmdutil.Factory) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "offset-syncs <command>",
-		Short: "Inspect MirrorMaker 2 offset syncs",
-		Args:  cobra.ArbitraryArgs,
-		RunE:  cmdutil.GroupRunE,
-	}
-	cmd.AddCommand(NewCmdOffsetSyncsDump(f, nil))
-	return cmd
+	return newGroupCmd("offset-syncs <command>", "Inspect MirrorMaker 2 offset syncs", NewCmdOffsetSyncsDump(f, nil))
 }
 
 // NewCmdOffsetSyncsDump returns `mirrorctl offset-syncs dump`. If runF is
@@ -82,15 +75,10 @@ func NewCmdOffsetSyncsDump(f *cmdutil.Factory, runF func(*OffsetSyncsOptions) er
 		Example: "$ mirrorctl offset-syncs dump --source us-east --target us-west\n" +
 			"$ mirrorctl offset-syncs dump --topic orders --latest -o json",
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if _, err := compileName("topic", opts.Topic); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runOffsetSyncsDump(cmd.Context(), opts)
-		},
+		RunE: dumpRunE(opts, func() error {
+			_, err := newOSCollector(opts.Topic, false)
+			return err
+		}, runF, runOffsetSyncsDump),
 	}
 	addFlowFlags(cmd, &opts.Common)
 	cmd.Flags().StringVar(&opts.Topic, "topic", "", "Only source-side topics whose whole name matches this Go `regexp`")
@@ -109,12 +97,11 @@ type osRow struct {
 
 type osKey struct{ topic, partition int32 }
 
+// osCollector decodes offset-sync records into compact rows, filtering and,
+// with latest, keeping one row per topic and partition.
 type osCollector struct {
-	topics  *strtab
-	latest  bool
-	index   map[osKey]int32
-	rows    rowStore[osRow]
-	skipped []Skipped
+	topics *strtab
+	keptRows[osRow, osKey]
 }
 
 func newOSCollector(topic string, latest bool) (*osCollector, error) {
@@ -122,18 +109,17 @@ func newOSCollector(topic string, latest bool) (*osCollector, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &osCollector{topics: newStrtab(re), latest: latest}
-	if latest {
-		c.index = make(map[osKey]int32)
-	}
+	c := &osCollector{topics: newStrtab(re)}
+	c.init(latest)
 	return c, nil
 }
 
+// add decodes one record (key, value, record timestamp in ms, offset).
 func (c *osCollector) add(key, value []byte, ts, offset int64) {
 	s, err := mm2.DecodeOffsetSync(key, value)
 	if err != nil {
 		if !keyDecoded(err) || c.topics.match(s.Topic) {
-			c.skipped = append(c.skipped, Skipped{RecordOffset: offset, Error: err.Error()})
+			c.skip(offset, err)
 		}
 		return
 	}
@@ -141,23 +127,14 @@ func (c *osCollector) add(key, value []byte, ts, offset int64) {
 	if !ok {
 		return
 	}
-	row := osRow{topic: t, partition: s.Partition, upstream: s.UpstreamOffset, downstream: s.DownstreamOffset, ts: ts, offset: offset}
-	if c.latest {
-		k := osKey{t, s.Partition}
-		if i, ok := c.index[k]; ok {
-			*c.rows.at(i) = row
-			return
-		}
-		c.index[k] = c.rows.add(row)
-		return
-	}
-	c.rows.add(row)
+	c.put(osKey{t, s.Partition}, osRow{topic: t, partition: s.Partition, upstream: s.UpstreamOffset,
+		downstream: s.DownstreamOffset, ts: ts, offset: offset})
 }
 
+// sort orders rows by topic, partition, then record offset.
 func (c *osCollector) sort() {
-	c.index = nil
 	tr := c.topics.ranks()
-	c.rows.sortBy(func(a, b *osRow) int {
+	c.order(func(a, b *osRow) int {
 		return cmp.Or(cmp.Compare(tr[a.topic], tr[b.topic]), cmp.Compare(a.partition, b.partition), cmp.Compare(a.offset, b.offset))
 	})
 }
@@ -197,46 +174,28 @@ func runOffsetSyncsDump(ctx context.Context, opts *OffsetSyncsOptions) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := opts.Config()
-	if cfg != nil {
-		cmdutil.PrintWarnings(opts.IO, cfg.Warnings)
-	}
-	if err != nil {
-		return err
-	}
-	fl, err := ResolveFlow(cfg, opts.Source, opts.Target)
-	if err != nil {
-		return err
-	}
-	clients, err := opts.Clients()
-	if err != nil {
-		return err
-	}
-	fc := cmdutil.FlowConfig(cfg, fl)
-	alias, topic := fc.OffsetSyncsTopic()
-	other := fc.Source // the alias named inside the topic
-	if alias == fc.Source {
-		other = fc.Target
-	}
-	variant := internalVariant(fc.Policy, topic, func(q policy.Policy) string { return q.OffsetSyncsTopic(other) })
-	hint := "offset-syncs.topic.location is " + fc.OffsetSyncsTopicLocation + " for " + fl.Name() +
-		"; it must match the MM2 that wrote the syncs, and emit.offset-syncs.enabled must be true there"
-	defer lowerGC()()
-	if err := checkTopic(ctx, clients, alias, topic, variant, hint); err != nil {
-		var nf *TopicNotFoundError
-		if errors.As(err, &nf) && !nf.VariantExists {
-			otherLocationHint(ctx, clients, fc, nf)
+	locate := func(cfg *config.Config) (location, error) {
+		fl, err := ResolveFlow(cfg, opts.Source, opts.Target)
+		if err != nil {
+			return location{}, err
 		}
-		return err
+		fc := cmdutil.FlowConfig(cfg, fl)
+		alias, topic := fc.OffsetSyncsTopic()
+		other := fc.Source // the alias named inside the topic
+		if alias == fc.Source {
+			other = fc.Target
+		}
+		return location{Alias: alias, Topic: topic,
+			Variant: internalVariant(fc.Policy, topic, func(q policy.Policy) string { return q.OffsetSyncsTopic(other) }),
+			Hint: "offset-syncs.topic.location is " + fc.OffsetSyncsTopicLocation + " for " + fl.Name() +
+				"; it must match the MM2 that wrote the syncs, and emit.offset-syncs.enabled must be true there",
+			Missing: func(ctx context.Context, clients replicate.Clients, nf *TopicNotFoundError) {
+				otherLocationHint(ctx, clients, fc, nf)
+			}}, nil
 	}
-	err = replicate.ReadInternalTopic(ctx, clients, alias, topic, func(r *kgo.Record) {
+	return runDump(ctx, &opts.Common, locate, func(r *kgo.Record) {
 		col.add(r.Key, r.Value, r.Timestamp.UnixMilli(), r.Offset)
-	})
-	if err != nil {
-		return err
-	}
-	col.sort()
-	return render(&opts.Common, col.sheet())
+	}, func() *sheet { col.sort(); return col.sheet() })
 }
 
 // otherLocationProbe bounds the look for the offset-syncs topic at the other
