@@ -103,8 +103,10 @@ type Flow struct {
 type Input struct {
 	// Principal runs the mirror, e.g. "User:mm2". Required.
 	Principal string
-	// FailoverPrincipal, when set, runs translate, failover --apply and
-	// failover --verify, e.g. "User:ops".
+	// FailoverPrincipal, when set, is the operators' principal: it runs
+	// translate, failover --apply --verify and lag (which reads the same
+	// internal topics and groups), e.g. "User:ops". It gets only reads
+	// and, on the target, the group commits of failover --apply.
 	FailoverPrincipal string
 	// Flows are the flows to plan: enabled flows copy data; a flow that is
 	// not enabled but emits heartbeats only needs the heartbeat rights, as
@@ -390,19 +392,39 @@ func (b *builder) flow(f Flow) error {
 	}
 
 	if fp := b.in.FailoverPrincipal; fp != "" {
-		if cfg.EmitCheckpoints {
-			ck := []resource{literal(cfg.Policy.CheckpointsTopic(src))}
-			b.addAll(tgt, fp, TypeTopic, ck, OpRead, "translate: ListOffsets and Fetch checkpoints")
-		}
-		if cfg.EmitOffsetSyncs {
-			b.addAll(syncAlias, fp, TypeTopic, syncs, OpRead, "translate --mode exact: Fetch offset syncs")
-		}
-		b.addAll(src, fp, TypeGroup, groups, OpDescribe, "translate, failover: FindCoordinator and OffsetFetch of the source group")
-		b.addAll(src, fp, TypeTopic, topics, OpRead, "translate --mode exact, failover --verify: ListOffsets and Fetch source records")
-		b.addAll(tgt, fp, TypeGroup, groups, OpRead, "failover --apply: OffsetCommit (DescribeGroups, OffsetFetch)")
-		b.addAll(tgt, fp, TypeTopic, remotes, OpRead, "failover --apply: OffsetCommit needs topic READ; failover --verify, translate --mode exact: Fetch target records")
+		b.failover(cfg, fp, topics, remotes, groups)
 	}
 	return nil
+}
+
+// failover adds the bindings of the failover principal for one enabled
+// flow: what translate (every mode), failover --apply --verify and lag read
+// and commit. The internal topics are read whether or not the mirror
+// writes them (translate's exact mode reads the offset syncs, lag reads the
+// progress, offset-syncs, heartbeats and checkpoints topics of every flow
+// it reports), so their grants do not depend on the emit settings.
+func (b *builder) failover(cfg replicate.FlowConfig, fp string, topics, remotes, groups []resource) {
+	src, tgt := cfg.Source, cfg.Target
+	syncAlias, syncTopic := cfg.OffsetSyncsTopic()
+	ck := []resource{literal(cfg.Policy.CheckpointsTopic(src))}
+	if cfg.EmitCheckpoints {
+		b.addAll(tgt, fp, TypeTopic, ck, OpRead, "translate --mode checkpoint (auto when the source is down): ListOffsets and Fetch checkpoints")
+	}
+	b.addAll(tgt, fp, TypeTopic, ck, OpRead, "lag: ListOffsets and Fetch checkpoints (checkpoint age, re-reads)")
+	syncs := []resource{literal(syncTopic)}
+	b.addAll(syncAlias, fp, TypeTopic, syncs, OpRead, "translate, failover (exact and auto): ListOffsets and Fetch offset syncs")
+	b.addAll(syncAlias, fp, TypeTopic, syncs, OpRead, "lag: ListOffsets and Fetch offset syncs")
+	prog := []resource{literal(replicate.ProgressTopic(cfg.Policy, src))}
+	b.addAll(tgt, fp, TypeTopic, prog, OpRead, "lag, failover --max-lag: ListOffsets and Fetch the mirror's progress (replicated offsets)")
+	hb := []resource{literal(cfg.Policy.HeartbeatsTopic())}
+	b.addAll(tgt, fp, TypeTopic, hb, OpRead, "lag: ListOffsets and Fetch heartbeats (heartbeat age)")
+	b.addAll(src, fp, TypeGroup, groups, OpDescribe, "translate, failover: FindCoordinator and OffsetFetch of the source group")
+	b.addAll(src, fp, TypeGroup, groups, OpDescribe, "lag: OffsetFetch of the groups with checkpoints")
+	b.addAll(src, fp, TypeTopic, topics, OpRead, "translate (exact, auto), failover --verify: ListOffsets and Fetch source records")
+	b.addAll(src, fp, TypeTopic, topics, OpRead, "lag: Metadata and ListOffsets of source topics, Fetch the oldest record not yet copied")
+	b.addAll(tgt, fp, TypeGroup, groups, OpRead, "failover --apply: OffsetCommit (DescribeGroups, OffsetFetch)")
+	b.addAll(tgt, fp, TypeTopic, remotes, OpRead, "failover --apply: OffsetCommit needs topic READ; failover --verify, translate (exact, auto): Fetch target records")
+	b.addAll(tgt, fp, TypeTopic, remotes, OpRead, "lag: Metadata and ListOffsets of remote topics")
 }
 
 var typeRank = map[string]int{TypeCluster: 0, TypeTopic: 1, TypeGroup: 2}

@@ -97,6 +97,77 @@ func TestBuildMinimalDefault(t *testing.T) {
 	}
 }
 
+// TestBuildFailoverPrincipal checks the operators' bindings: reads for
+// translate, failover --verify and lag, commits on the target for failover
+// --apply, and the internal topics whether or not the mirror emits them
+// (lag and translate's exact mode read them regardless).
+func TestBuildFailoverPrincipal(t *testing.T) {
+	common := []string{
+		"eu-west heartbeats LITERAL READ",
+		"eu-west mirrorctl-progress.us-east.internal LITERAL READ",
+		"eu-west us-east.checkpoints.internal LITERAL READ",
+		"eu-west us-east.orders LITERAL READ",
+		"eu-west g LITERAL READ",
+	}
+	for _, tc := range []struct {
+		name     string
+		location string
+		emit     bool
+		want     []string
+	}{
+		{"default", replicate.LocationSource, true, append(common,
+			"us-east mm2-offset-syncs.eu-west.internal LITERAL READ",
+			"us-east orders LITERAL READ",
+			"us-east g LITERAL DESCRIBE")},
+		{"offset syncs on the target", replicate.LocationTarget, true, []string{
+			"eu-west heartbeats LITERAL READ",
+			"eu-west mirrorctl-progress.us-east.internal LITERAL READ",
+			"eu-west mm2-offset-syncs.us-east.internal LITERAL READ",
+			"eu-west us-east.checkpoints.internal LITERAL READ",
+			"eu-west us-east.orders LITERAL READ",
+			"eu-west g LITERAL READ",
+			"us-east orders LITERAL READ",
+			"us-east g LITERAL DESCRIBE"}},
+		{"checkpoints and offset syncs off", replicate.LocationSource, false, append(common,
+			"us-east mm2-offset-syncs.eu-west.internal LITERAL READ",
+			"us-east orders LITERAL READ",
+			"us-east g LITERAL DESCRIBE")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := replicate.DefaultFlowConfig("us-east", "eu-west")
+			cfg.Topics.Include = filter.MustCompileList("topics", "orders")
+			cfg.Groups.Include = filter.MustCompileList("groups", "g")
+			cfg.HeartbeatsReplication = false
+			cfg.EmitHeartbeats = false
+			cfg.OffsetSyncsTopicLocation = tc.location
+			cfg.EmitCheckpoints, cfg.EmitOffsetSyncs = tc.emit, tc.emit
+			plan, err := Build(Input{Principal: "User:mm2", FailoverPrincipal: "User:ops", Flows: []Flow{{FlowConfig: cfg}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, b := range plan.Bindings {
+				if b.Principal != "User:ops" {
+					continue
+				}
+				if b.Operation != OpRead && b.Operation != OpDescribe {
+					t.Errorf("the failover principal gets more than reads: %s", b)
+				}
+				if b.Reason == "" {
+					t.Errorf("binding without a reason: %s", b)
+				}
+				got = append(got, fmt.Sprintf("%s %s %s %s", b.Cluster, b.ResourceName, b.PatternType, b.Operation))
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Fatalf("failover bindings:\n got %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+	if _, err := Build(Input{Principal: "User:mm2", FailoverPrincipal: "ops"}); err == nil {
+		t.Fatal("a failover principal without a type was accepted")
+	}
+}
+
 func TestKafkaACLsLine(t *testing.T) {
 	got := KafkaACLsLine(Binding{Cluster: "us-east", Principal: "User:mm2", Host: AnyHost, ResourceType: TypeGroup,
 		PatternType: PatternLiteral, ResourceName: "it's", Operation: OpDescribe, Permission: Allow}, "")

@@ -60,7 +60,9 @@ type ACLPlanOptions struct {
 	Audit func() (Auditor, error)
 
 	Principal         string // --principal, e.g. User:mm2
-	FailoverPrincipal string // --failover-principal, e.g. User:ops
+	// FailoverPrincipal is --failover-principal, e.g. User:ops: the
+	// operators, who run translate, failover --apply --verify and lag.
+	FailoverPrincipal string
 	Format            string // --format; "" follows -o
 	Diff              bool
 	Apply             bool
@@ -90,9 +92,12 @@ func NewCmdACLPlan(f *cmdutil.Factory, runF func(*ACLPlanOptions) error) *cobra.
 			"cluster, with the feature and Kafka API each one is for: READ on the source\n" +
 			"topics, CREATE/WRITE/ALTER on the remote topics, the internal topics\n" +
 			"(progress, offset-syncs, checkpoints, heartbeats), groups for checkpoints and\n" +
-			"sync.group.offsets, and CLUSTER rights only for sync.topic.acls. Operations that\n" +
-			"another binding implies (READ implies DESCRIBE, ALTER_CONFIGS implies\n" +
-			"DESCRIBE_CONFIGS) are folded into it.\n\n" +
+			"sync.group.offsets, and CLUSTER rights only for sync.topic.acls. With\n" +
+			"--failover-principal, the operators' principal gets what translate (every mode),\n" +
+			"failover --apply --verify and lag need: reads of the source topics and groups,\n" +
+			"the remote topics and the internal topics, and group commits on the target.\n" +
+			"Operations that another binding implies (READ implies DESCRIBE, ALTER_CONFIGS\n" +
+			"implies DESCRIBE_CONFIGS) are folded into it.\n\n" +
 			"A literal topic list gives LITERAL bindings, a prefix regex (orders\\..*) one\n" +
 			"PREFIXED binding, any other regex LITERAL bindings for the topics it matches\n" +
 			"now (re-run when new ones match); only `.*` gives the wildcard, with a warning.\n\n" +
@@ -128,7 +133,7 @@ func NewCmdACLPlan(f *cmdutil.Factory, runF func(*ACLPlanOptions) error) *cobra.
 		},
 	}
 	cmd.Flags().StringVar(&opts.Principal, "principal", "", "Principal that runs the mirror, e.g. `User:mm2`")
-	cmd.Flags().StringVar(&opts.FailoverPrincipal, "failover-principal", "", "Principal that runs translate and failover, e.g. `User:ops`")
+	cmd.Flags().StringVar(&opts.FailoverPrincipal, "failover-principal", "", "Operators' principal: runs translate, failover --apply --verify and lag (read-only but for failover's group commits on the target), e.g. `User:ops`")
 	cmd.Flags().StringVar(&opts.Format, "format", "", "Output: `kafka-acls`, table or json (default: -o)")
 	cmd.Flags().BoolVar(&opts.Diff, "diff", false, "Compare with the ACLs on each cluster")
 	cmd.Flags().BoolVar(&opts.Apply, "apply", false, "Create the missing bindings (audited)")
