@@ -59,7 +59,7 @@ type ACLPlanOptions struct {
 	// refuse to run.
 	Audit func() (Auditor, error)
 
-	Principal         string // --principal, e.g. User:mm2
+	Principal string // --principal, e.g. User:mm2
 	// FailoverPrincipal is --failover-principal, e.g. User:ops: the
 	// operators, who run translate, failover --apply --verify and lag.
 	FailoverPrincipal string
