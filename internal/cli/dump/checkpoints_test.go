@@ -7,19 +7,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mirrorctl/mirrorctl/internal/cli/clitest"
+	"github.com/spf13/cobra"
+
 	"github.com/mirrorctl/mirrorctl/internal/cli/cmdutil"
-	"github.com/mirrorctl/mirrorctl/internal/iostreams"
 	"github.com/mirrorctl/mirrorctl/internal/output"
 	"github.com/mirrorctl/mirrorctl/replicate/mm2"
 )
 
 func TestNewCmdCheckpointsDump(t *testing.T) {
-	tests := []struct {
-		args    []string
-		want    CheckpointsOptions
-		wantErr string
-	}{
+	testFlags(t, []flagCase[CheckpointsOptions]{
 		{args: []string{}},
 		{
 			args: []string{"--source", "us-east", "--target", "us-west", "--group", "g.*", "--topic", `us-east\.orders`, "--latest"},
@@ -27,29 +23,7 @@ func TestNewCmdCheckpointsDump(t *testing.T) {
 		},
 		{args: []string{"--group", "("}, wantErr: "--group \"(\": error parsing regexp: missing closing ): `^(?:()$`"},
 		{args: []string{"--topic", "a["}, wantErr: "--topic \"a[\": error parsing regexp: missing closing ]: `[)$`"},
-	}
-	for _, tt := range tests {
-		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
-			ios, _, _, _ := iostreams.Test()
-			var got *CheckpointsOptions
-			cmd := NewCmdCheckpointsDump(&cmdutil.Factory{IO: ios}, func(o *CheckpointsOptions) error { got = o; return nil })
-			err := run(t, cmd, tt.args...)
-			if tt.wantErr != "" {
-				var fe *cmdutil.FlagError
-				if !errors.As(err, &fe) || err.Error() != tt.wantErr {
-					t.Fatalf("error = %v, want *FlagError %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got.Source != tt.want.Source || got.Target != tt.want.Target || got.Latest != tt.want.Latest ||
-				got.Group != tt.want.Group || got.Topic != tt.want.Topic {
-				t.Fatalf("options = %+v, want %+v", *got, tt.want)
-			}
-		})
-	}
+	}, NewCmdCheckpointsDump, func(o *CheckpointsOptions) any { return [...]any{o.Source, o.Target, o.Latest, o.Group, o.Topic} })
 }
 
 // checkpointFixture is the log of us-east.checkpoints.internal used by the
@@ -87,14 +61,7 @@ func TestCheckpointsDump(t *testing.T) {
 		"offset 5: checkpoint value: null (tombstone); " +
 		`offset 6: checkpoint key: field "group": need 2 bytes, have 1; ` +
 		`offset 8: checkpoint value: field "version": unsupported value version 1 (only version 0 is understood)` + "\n"
-	tests := []struct {
-		name       string
-		args       []string
-		format     output.Format
-		tty        bool
-		golden     string
-		wantStderr string
-	}{
+	testGolden(t, p, []goldenCase{
 		{name: "table", format: output.FormatTable, golden: "checkpoints.tsv", wantStderr: skippedAll},
 		{name: "json", format: output.FormatJSON, golden: "checkpoints.json", wantStderr: skippedAll},
 		{name: "csv", format: output.FormatCSV, golden: "checkpoints.csv", wantStderr: skippedAll},
@@ -115,19 +82,7 @@ func TestCheckpointsDump(t *testing.T) {
 			name: "topic filter", args: []string{"--topic", "orders", "--latest"}, format: output.FormatCSV, golden: "checkpoints-topic.csv",
 			wantStderr: `warning: 1 record skipped: offset 6: checkpoint key: field "group": need 2 bytes, have 1` + "\n",
 		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			f, out, errOut := p.factory(t, tt.format, tt.tty)
-			if err := run(t, NewCmdCheckpointsDump(f, nil), tt.args...); err != nil {
-				t.Fatal(err)
-			}
-			clitest.Golden(t, tt.golden, out.String())
-			if errOut.String() != tt.wantStderr {
-				t.Errorf("stderr:\n%s\nwant:\n%s", errOut, tt.wantStderr)
-			}
-		})
-	}
+	}, func(f *cmdutil.Factory) *cobra.Command { return NewCmdCheckpointsDump(f, nil) })
 }
 
 // TestCheckpointsLatestSemantics checks that --latest keeps the last record

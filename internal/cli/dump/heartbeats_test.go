@@ -2,22 +2,17 @@ package dump
 
 import (
 	"errors"
-	"strings"
 	"testing"
 
-	"github.com/mirrorctl/mirrorctl/internal/cli/clitest"
+	"github.com/spf13/cobra"
+
 	"github.com/mirrorctl/mirrorctl/internal/cli/cmdutil"
-	"github.com/mirrorctl/mirrorctl/internal/iostreams"
 	"github.com/mirrorctl/mirrorctl/internal/output"
 	"github.com/mirrorctl/mirrorctl/replicate/mm2"
 )
 
 func TestNewCmdHeartbeatsDump(t *testing.T) {
-	tests := []struct {
-		args    []string
-		want    HeartbeatsOptions
-		wantErr string
-	}{
+	testFlags(t, []flagCase[HeartbeatsOptions]{
 		{args: []string{}},
 		{
 			args: []string{"--cluster", "us-west", "--source-alias", "us-.*", "--target-alias", "us-west", "--latest"},
@@ -26,29 +21,9 @@ func TestNewCmdHeartbeatsDump(t *testing.T) {
 		{args: []string{"--source", "us-east"}, want: HeartbeatsOptions{Common: Common{Source: "us-east"}}},
 		{args: []string{"--cluster", "us-west", "--target", "us-west"}, wantErr: "--cluster cannot be used with --source or --target"},
 		{args: []string{"--source-alias", "("}, wantErr: "--source-alias \"(\": error parsing regexp: missing closing ): `^(?:()$`"},
-	}
-	for _, tt := range tests {
-		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
-			ios, _, _, _ := iostreams.Test()
-			var got *HeartbeatsOptions
-			cmd := NewCmdHeartbeatsDump(&cmdutil.Factory{IO: ios}, func(o *HeartbeatsOptions) error { got = o; return nil })
-			err := run(t, cmd, tt.args...)
-			if tt.wantErr != "" {
-				var fe *cmdutil.FlagError
-				if !errors.As(err, &fe) || err.Error() != tt.wantErr {
-					t.Fatalf("error = %v, want *FlagError %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got.Source != tt.want.Source || got.Target != tt.want.Target || got.Latest != tt.want.Latest ||
-				got.Cluster != tt.want.Cluster || got.SourceAlias != tt.want.SourceAlias || got.TargetAlias != tt.want.TargetAlias {
-				t.Fatalf("options = %+v, want %+v", *got, tt.want)
-			}
-		})
-	}
+	}, NewCmdHeartbeatsDump, func(o *HeartbeatsOptions) any {
+		return [...]any{o.Source, o.Target, o.Latest, o.Cluster, o.SourceAlias, o.TargetAlias}
+	})
 }
 
 func heartbeatFixture(t testing.TB) []rec {
@@ -75,14 +50,7 @@ func TestHeartbeatsDump(t *testing.T) {
 	const skipped = "warning: 2 records skipped: " +
 		`offset 3: heartbeat value: field "timestamp": need 8 bytes, have 3; ` +
 		`offset 5: heartbeat key: field "sourceClusterAlias": need 26465 bytes, have 5` + "\n"
-	tests := []struct {
-		name       string
-		args       []string
-		format     output.Format
-		tty        bool
-		golden     string
-		wantStderr string
-	}{
+	testGolden(t, p, []goldenCase{
 		{name: "table", format: output.FormatTable, golden: "heartbeats.tsv", wantStderr: skipped},
 		{name: "json", format: output.FormatJSON, golden: "heartbeats.json", wantStderr: skipped},
 		{name: "csv", format: output.FormatCSV, golden: "heartbeats.csv", wantStderr: skipped},
@@ -93,19 +61,7 @@ func TestHeartbeatsDump(t *testing.T) {
 			wantStderr: `warning: 1 record skipped: offset 5: heartbeat key: field "sourceClusterAlias": need 26465 bytes, have 5` + "\n",
 		},
 		{name: "other cluster", args: []string{"--cluster", "us-east"}, format: output.FormatCSV, golden: "heartbeats-us-east.csv"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			f, out, errOut := p.factory(t, tt.format, tt.tty)
-			if err := run(t, NewCmdHeartbeatsDump(f, nil), tt.args...); err != nil {
-				t.Fatal(err)
-			}
-			clitest.Golden(t, tt.golden, out.String())
-			if errOut.String() != tt.wantStderr {
-				t.Errorf("stderr:\n%s\nwant:\n%s", errOut, tt.wantStderr)
-			}
-		})
-	}
+	}, func(f *cmdutil.Factory) *cobra.Command { return NewCmdHeartbeatsDump(f, nil) })
 }
 
 func TestHeartbeatsErrors(t *testing.T) {

@@ -3,6 +3,7 @@ package dump
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/mirrorctl/mirrorctl/internal/cli/clitest"
 	"github.com/mirrorctl/mirrorctl/internal/cli/cmdutil"
 	"github.com/mirrorctl/mirrorctl/internal/config"
 	"github.com/mirrorctl/mirrorctl/internal/iostreams"
@@ -183,4 +185,71 @@ func run(t testing.TB, cmd *cobra.Command, args ...string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	return cmd.ExecuteContext(ctx)
+}
+
+// flagCase is one row of a dump command's flag-parsing table: args parse
+// to options whose flags (as projected by the test) equal want's, or fail
+// with wantErr, a *cmdutil.FlagError unless cobraErr (cobra's own errors,
+// e.g. an unknown flag).
+type flagCase[O any] struct {
+	args     []string
+	want     O
+	wantErr  string
+	cobraErr bool
+}
+
+// testFlags runs each case through newCmd (a NewCmd...Dump with a runF
+// that captures the options) and compares flags(got) with flags(&want);
+// flags returns a comparable value, e.g. an array of the flag fields.
+func testFlags[O any](t *testing.T, tests []flagCase[O], newCmd func(*cmdutil.Factory, func(*O) error) *cobra.Command, flags func(*O) any) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			ios, _, _, _ := iostreams.Test()
+			var got *O
+			err := run(t, newCmd(&cmdutil.Factory{IO: ios}, func(o *O) error { got = o; return nil }), tt.args...)
+			if tt.wantErr != "" {
+				var fe *cmdutil.FlagError
+				if err == nil || err.Error() != tt.wantErr || errors.As(err, &fe) == tt.cobraErr {
+					t.Fatalf("error = %v (a *FlagError: %v), want %q (a *FlagError: %v)", err, errors.As(err, &fe), tt.wantErr, !tt.cobraErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if flags(got) != flags(&tt.want) {
+				t.Fatalf("options = %+v, want %+v", *got, tt.want)
+			}
+		})
+	}
+}
+
+// goldenCase is one run of a dump command against a clusterPair: args and
+// the -o format (tty: stdout is a terminal) must print testdata/golden/
+// <golden> on stdout and exactly wantStderr on stderr.
+type goldenCase struct {
+	name       string
+	args       []string
+	format     output.Format
+	tty        bool
+	golden     string
+	wantStderr string
+}
+
+// testGolden runs each case with a fresh command from newCmd over p.
+func testGolden(t *testing.T, p *clusterPair, tests []goldenCase, newCmd func(*cmdutil.Factory) *cobra.Command) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, out, errOut := p.factory(t, tt.format, tt.tty)
+			if err := run(t, newCmd(f), tt.args...); err != nil {
+				t.Fatal(err)
+			}
+			clitest.Golden(t, tt.golden, out.String())
+			if errOut.String() != tt.wantStderr {
+				t.Errorf("stderr:\n%s\nwant:\n%s", errOut, tt.wantStderr)
+			}
+		})
+	}
 }

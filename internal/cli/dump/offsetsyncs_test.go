@@ -2,51 +2,26 @@ package dump
 
 import (
 	"errors"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/mirrorctl/mirrorctl/internal/cli/clitest"
+	"github.com/spf13/cobra"
+
 	"github.com/mirrorctl/mirrorctl/internal/cli/cmdutil"
-	"github.com/mirrorctl/mirrorctl/internal/iostreams"
 	"github.com/mirrorctl/mirrorctl/internal/output"
 	"github.com/mirrorctl/mirrorctl/replicate/mm2"
 )
 
 func TestNewCmdOffsetSyncsDump(t *testing.T) {
-	tests := []struct {
-		args    []string
-		want    OffsetSyncsOptions
-		wantErr string
-	}{
+	testFlags(t, []flagCase[OffsetSyncsOptions]{
 		{args: []string{}},
 		{
 			args: []string{"--source", "us-east", "--target", "us-west", "--topic", "orders|payments", "--latest"},
 			want: OffsetSyncsOptions{Common: Common{Source: "us-east", Target: "us-west", Latest: true}, Topic: "orders|payments"},
 		},
 		{args: []string{"--topic", "*"}, wantErr: "--topic \"*\": error parsing regexp: missing argument to repetition operator: `*`"},
-		{args: []string{"--group", "g"}, wantErr: "unknown flag: --group"},
-	}
-	for _, tt := range tests {
-		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
-			ios, _, _, _ := iostreams.Test()
-			var got *OffsetSyncsOptions
-			cmd := NewCmdOffsetSyncsDump(&cmdutil.Factory{IO: ios}, func(o *OffsetSyncsOptions) error { got = o; return nil })
-			err := run(t, cmd, tt.args...)
-			if tt.wantErr != "" {
-				if err == nil || err.Error() != tt.wantErr {
-					t.Fatalf("error = %v, want %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got.Source != tt.want.Source || got.Target != tt.want.Target || got.Latest != tt.want.Latest || got.Topic != tt.want.Topic {
-				t.Fatalf("options = %+v, want %+v", *got, tt.want)
-			}
-		})
-	}
+		{args: []string{"--group", "g"}, wantErr: "unknown flag: --group", cobraErr: true},
+	}, NewCmdOffsetSyncsDump, func(o *OffsetSyncsOptions) any { return [...]any{o.Source, o.Target, o.Latest, o.Topic} })
 }
 
 func offsetSyncFixture(t testing.TB) []rec {
@@ -73,14 +48,7 @@ func TestOffsetSyncsDump(t *testing.T) {
 	const skipped = "warning: 2 records skipped: " +
 		`offset 2: offset-sync value: field "offset": need 8 bytes, have 1; ` +
 		"offset 5: offset-sync value: null (tombstone)\n"
-	tests := []struct {
-		name       string
-		args       []string
-		format     output.Format
-		tty        bool
-		golden     string
-		wantStderr string
-	}{
+	testGolden(t, p, []goldenCase{
 		{name: "table", format: output.FormatTable, golden: "offset-syncs.tsv", wantStderr: skipped},
 		{name: "json", format: output.FormatJSON, golden: "offset-syncs.json", wantStderr: skipped},
 		{name: "csv", format: output.FormatCSV, golden: "offset-syncs.csv", wantStderr: skipped},
@@ -90,19 +58,7 @@ func TestOffsetSyncsDump(t *testing.T) {
 			name: "topic filter", args: []string{"--topic", "pay.*", "--source", "us-east", "--target", "us-west"}, format: output.FormatCSV, golden: "offset-syncs-topic.csv",
 			wantStderr: "warning: 1 record skipped: offset 5: offset-sync value: null (tombstone)\n",
 		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			f, out, errOut := p.factory(t, tt.format, tt.tty)
-			if err := run(t, NewCmdOffsetSyncsDump(f, nil), tt.args...); err != nil {
-				t.Fatal(err)
-			}
-			clitest.Golden(t, tt.golden, out.String())
-			if errOut.String() != tt.wantStderr {
-				t.Errorf("stderr:\n%s\nwant:\n%s", errOut, tt.wantStderr)
-			}
-		})
-	}
+	}, func(f *cmdutil.Factory) *cobra.Command { return NewCmdOffsetSyncsDump(f, nil) })
 }
 
 // TestOffsetSyncsLocation reads the topic where offset-syncs.topic.location
