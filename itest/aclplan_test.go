@@ -29,21 +29,23 @@ import (
 )
 
 // TestACLPlanOnRealAuthorizer proves acl-plan's bindings on the harness's
-// SASL_SSL listeners (SCRAM, StandardAuthorizer): the harness's app user,
-// which has no ACLs of its own, gets exactly the plan's bindings, and every
-// operation of the enabled features succeeds; then, for each binding in
-// turn, the user gets every binding but that one, and some operation fails
-// (minimality). It prints the table binding -> operation that failed. It
-// runs for the default offset-syncs location (source) and for target,
-// where the plan has no write right on the source at all.
+// SASL_SSL listeners (SCRAM, StandardAuthorizer) for two principals: the
+// mirror principal (the harness's app user, which has no ACLs of its own)
+// and a failover principal (a fresh SCRAM user, ops-<random>, created on
+// both clusters for the test). Each gets exactly the plan's bindings, and
+// every operation of the enabled features succeeds: the mirror's replicate
+// --once runs and ACL sync as the app user, then translate (checkpoint and
+// auto mode), failover --apply --verify and lag as the failover principal.
+// Then, for each binding in turn, the principals get every binding but
+// that one, and some operation fails (minimality). It prints the table
+// binding -> operation that failed. It runs for the default offset-syncs
+// location (source) and for target, where the plan has no write right on
+// the source at all.
 //
 // Each run uses fresh cluster aliases and topic and group names, so every
 // CREATE is exercised; the bindings whose resource names are the same in
 // every run (the target's heartbeats topic and the CLUSTER rights) are
 // removed in sequential runs, the others in parallel runs.
-//
-// The operations are listed in aclOperations; translate, failover --apply
-// --verify and lag are to be added there once those commands exist.
 func TestACLPlanOnRealAuthorizer(t *testing.T) {
 	for _, loc := range []string{replicate.LocationSource, replicate.LocationTarget} {
 		t.Run("offset-syncs-on-"+loc, func(t *testing.T) { aclProof(t, loc) })
@@ -64,6 +66,9 @@ type aclEnv struct {
 	eastSASL   string
 	westSASL   string
 	ca, appUsr string
+	// foUsr is the failover principal's SCRAM user (ops-<random>) and
+	// foPrincipal its principal, "User:" + foUsr.
+	foUsr, foPrincipal string
 }
 
 // aclRun is one run: fresh names, its config, its plan.
@@ -73,13 +78,17 @@ type aclRun struct {
 	topic      string // source topic
 	remote     string // its remote name
 	group      string
-	path       string // mm2.properties
+	path       string // mm2.properties, logged in as the app user
+	foPath     string // the same clusters and flows, logged in as the failover user
+	audit      string // failover's audit log
+	fo         string // the failover principal
 	flow       replicate.FlowConfig
 	plan       []aclplan.Binding
 }
 
 // aclOperation is one operation of the enabled features, run as the app
-// user. It returns nil when it succeeded and its results are all there.
+// user (the mirror) or the failover user (operators). It returns nil when it
+// succeeded and its results are all there.
 type aclOperation struct {
 	name string
 	run  func(ctx context.Context, e *aclEnv, r *aclRun) error
@@ -90,7 +99,9 @@ var aclOperations = []aclOperation{
 	{"replicate --once (first run: create, copy, offset syncs, checkpoints, group offset sync, heartbeats, config sync)", opReplicateFirst},
 	{"replicate --once (after partition growth and a config change: resume from progress, reload checkpoints, grow, sync configs)", opReplicateSecond},
 	{"sync.topic.acls (replicate.SyncTopicACLs)", opSyncACLs},
-	// translate, failover --apply --verify and lag go here.
+	{"translate --mode checkpoint, then auto (failover principal)", opTranslate},
+	{"failover --apply --verify (failover principal)", opFailover},
+	{"lag (failover principal)", opLag},
 }
 
 func aclProof(t *testing.T, loc string) {
@@ -109,6 +120,11 @@ func aclProof(t *testing.T, loc string) {
 	appOpts := append(saslOpts(t, app, appPW), kgo.RetryTimeout(10*time.Second))
 	e.eastApp = kadm.NewClient(newClient(t, e.eastSASL, appOpts...))
 	e.westApp = kadm.NewClient(newClient(t, e.westSASL, appOpts...))
+	e.foUsr = "ops-" + uniq(t)
+	e.foPrincipal = "User:" + e.foUsr
+	foPW := uniq(t) + uniq(t) + uniq(t) + uniq(t)
+	t.Setenv("ITEST_OPS_PASSWORD", foPW)
+	e.createSCRAMUser(ctx, e.foUsr, foPW)
 
 	// Baseline: every binding granted, every operation succeeds.
 	base := e.newRun(ctx)
@@ -143,27 +159,21 @@ func aclProof(t *testing.T, loc string) {
 			shared = append(shared, tmpl)
 		}
 	}
-	// Shared resources: one run at a time.
+	// Shared resources: one run at a time. Without one of the mirror's
+	// heartbeats bindings, the topic must not exist for the run to need it.
+	mirrorHeartbeats := func(tmpl string) bool {
+		return strings.HasSuffix(tmpl, " heartbeats") && strings.Contains(tmpl, " "+e.principal+" ")
+	}
 	for _, tmpl := range shared {
 		r := e.newRun(ctx)
-		if strings.HasSuffix(tmpl, " heartbeats") {
+		if mirrorHeartbeats(tmpl) {
 			e.deleteTopic(ctx, e.westPlain, "heartbeats")
-		}
-		if strings.HasSuffix(tmpl, " heartbeats") {
-			have, _ := aclplan.Describe(ctx, e.westAdmin, r.west, e.principal)
-			td, _ := kadm.NewClient(e.westPlain).ListTopics(kadm.WithAuthorizedOps(ctx), "heartbeats")
-			t.Logf("before the run without %s: heartbeats exists on the target: %v; %s's ACLs there: %d", tmpl, td.Has("heartbeats"), e.principal, len(have))
-			for _, h := range have {
-				if !strings.Contains(h.ResourceName, "acl") || h.ResourceType != aclplan.TypeTopic {
-					t.Logf("  %s", h)
-				}
-			}
 		}
 		err := e.try(ctx, r, &tmpl)
 		if !isAuthz(err) {
 			e.t.Logf("without %s: %v; retrying with fresh names", tmpl, err)
 			r = e.newRun(ctx)
-			if strings.HasSuffix(tmpl, " heartbeats") {
+			if mirrorHeartbeats(tmpl) {
 				e.deleteTopic(ctx, e.westPlain, "heartbeats")
 			}
 			err = e.try(ctx, r, &tmpl)
@@ -228,24 +238,26 @@ func aclProof(t *testing.T, loc string) {
 func (e *aclEnv) newRun(ctx context.Context) *aclRun {
 	t := e.t
 	u := uniq(t)
-	r := &aclRun{u: u, east: "e" + u, west: "w" + u, topic: "acl" + u + ".orders", group: "acl" + u + "-app"}
+	r := &aclRun{u: u, east: "e" + u, west: "w" + u, topic: "acl" + u + ".orders", group: "acl" + u + "-app", fo: e.foPrincipal}
 	r.remote = r.east + "." + r.topic
-	r.path = filepath.Join(t.TempDir(), "mm2.properties")
-	security := func(alias, bootstrap string) string {
+	dir := t.TempDir()
+	r.path = filepath.Join(dir, "mm2.properties")
+	r.foPath = filepath.Join(dir, "ops.properties")
+	r.audit = filepath.Join(dir, "audit.jsonl")
+	security := func(alias, bootstrap, user, passwordEnv string) string {
 		return fmt.Sprintf(`%[1]s.bootstrap.servers = %[2]s
 %[1]s.security.protocol = SASL_SSL
 %[1]s.sasl.mechanism = SCRAM-SHA-512
 %[1]s.sasl.jaas.config = org.apache.kafka.common.security.scram.ScramLoginModule required \
-  username="%[3]s" password="${env:ITEST_APP_PASSWORD}";
+  username="%[3]s" password="${env:%[5]s}";
 %[1]s.ssl.truststore.type = PEM
 %[1]s.ssl.truststore.location = %[4]s
 %[1]s.admin.default.api.timeout.ms = 8000
 %[1]s.consumer.default.api.timeout.ms = 8000
 %[1]s.producer.default.api.timeout.ms = 8000
-`, alias, bootstrap, e.appUsr, e.ca)
+`, alias, bootstrap, user, e.ca, passwordEnv)
 	}
-	text := fmt.Sprintf("clusters = %[1]s, %[2]s\n", r.east, r.west) + security(r.east, e.eastSASL) + security(r.west, e.westSASL) +
-		"config.providers = env\nconfig.providers.env.class = org.apache.kafka.common.config.provider.EnvVarConfigProvider\n" +
+	flows := "config.providers = env\nconfig.providers.env.class = org.apache.kafka.common.config.provider.EnvVarConfigProvider\n" +
 		fmt.Sprintf(`%[1]s->%[2]s.enabled = true
 %[1]s->%[2]s.topics = acl%[3]s\\..*
 %[1]s->%[2]s.groups = acl%[3]s-.*
@@ -258,17 +270,19 @@ offset-syncs.topic.replication.factor = 1
 heartbeats.topic.replication.factor = 1
 checkpoints.topic.replication.factor = 1
 `, r.east, r.west, u, e.loc)
-	writeFile(t, r.path, text)
+	header := fmt.Sprintf("clusters = %[1]s, %[2]s\n", r.east, r.west)
+	writeFile(t, r.path, header+security(r.east, e.eastSASL, e.appUsr, "ITEST_APP_PASSWORD")+security(r.west, e.westSASL, e.appUsr, "ITEST_APP_PASSWORD")+flows)
+	writeFile(t, r.foPath, header+security(r.east, e.eastSASL, e.foUsr, "ITEST_OPS_PASSWORD")+security(r.west, e.westSASL, e.foUsr, "ITEST_OPS_PASSWORD")+flows)
 	cfg, err := config.Load(r.path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	flows := aclplancmd.Flows(cfg)
-	plan, err := aclplan.Build(aclplan.Input{Principal: e.principal, Flows: flows})
+	planFlows := aclplancmd.Flows(cfg)
+	plan, err := aclplan.Build(aclplan.Input{Principal: e.principal, FailoverPrincipal: e.foPrincipal, Flows: planFlows})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range flows {
+	for _, f := range planFlows {
 		if f.Enabled {
 			r.flow = f.FlowConfig
 		}
@@ -314,10 +328,14 @@ checkpoints.topic.replication.factor = 1
 
 func ptrTo(s string) *string { return &s }
 
-// template returns the binding with the run's unique id replaced by {u},
-// the same string for the same binding of every run.
+// template returns the binding with the run's unique id replaced by {u}
+// and the failover principal by User:ops, the same string for the same
+// binding of every run.
 func (r *aclRun) template(b aclplan.Binding) string {
 	b.Reason = ""
+	if b.Principal == r.fo {
+		b.Principal = "User:ops"
+	}
 	s := b.String()
 	s = strings.Replace(s, r.east+" ", "us-east ", 1)
 	s = strings.Replace(s, r.west+" ", "eu-west ", 1)
@@ -334,7 +352,7 @@ func (r *aclRun) binding(tmpl string) (aclplan.Binding, bool) {
 }
 
 func (e *aclEnv) printPlan(r *aclRun) {
-	code, stdout, stderr := mirrorctl(e.t, "acl-plan", "-c", r.path, "--principal", e.principal)
+	code, stdout, stderr := mirrorctl(e.t, "acl-plan", "-c", r.path, "--principal", e.principal, "--failover-principal", e.foPrincipal)
 	if code != 0 {
 		e.t.Fatalf("acl-plan: exit %d: %s", code, stderr)
 	}
@@ -475,7 +493,7 @@ func (e *aclEnv) changeACLs(ctx context.Context, bs []aclplan.Binding, add bool)
 		// Wait until DescribeAcls agrees.
 		alias := bs[0].Cluster
 		pollUntil(ctx, t, 30*time.Second, fmt.Sprintf("ACL change on %s visible", alias), func(ctx context.Context) (bool, string) {
-			have, err := aclplan.Describe(ctx, adm, alias, e.principal)
+			have, err := aclplan.Describe(ctx, adm, alias, e.principal, e.foPrincipal)
 			if err != nil {
 				return false, err.Error()
 			}
@@ -708,3 +726,188 @@ func opSyncACLs(ctx context.Context, e *aclEnv, r *aclRun) error {
 // mustEnvNoT is mustEnv for goroutines that may not fail the test: the
 // variable was already checked by the test's own goroutine.
 func mustEnvNoT(name string) string { return os.Getenv(name) }
+
+// createSCRAMUser creates a SCRAM-SHA-512 user on both clusters as the
+// super user, removes it when the test ends, and waits until it can log in
+// on both. The password is never logged.
+func (e *aclEnv) createSCRAMUser(ctx context.Context, user, password string) {
+	t := e.t
+	t.Helper()
+	for _, adm := range []*kadm.Client{e.eastAdmin, e.westAdmin} {
+		res, err := adm.AlterUserSCRAMs(ctx, nil, []kadm.UpsertSCRAM{{User: user, Mechanism: kadm.ScramSha512, Iterations: 8192, Password: password}})
+		if err == nil {
+			err = res[user].Err
+		}
+		if err != nil {
+			t.Fatalf("create SCRAM user %s: %v", user, err)
+		}
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		for _, adm := range []*kadm.Client{e.eastAdmin, e.westAdmin} {
+			_, _ = adm.AlterUserSCRAMs(ctx, []kadm.DeleteSCRAM{{User: user, Mechanism: kadm.ScramSha512}}, nil)
+		}
+	})
+	for _, bootstrap := range []string{e.eastSASL, e.westSASL} {
+		pollUntil(ctx, t, 30*time.Second, "SCRAM login as "+user+" on "+bootstrap, func(ctx context.Context) (bool, string) {
+			cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(bootstrap)}, saslOpts(t, user, password)...)...)
+			if err != nil {
+				return false, err.Error()
+			}
+			defer cl.Close()
+			if _, err := kadm.NewClient(cl).ListBrokers(ctx); err != nil {
+				return false, err.Error()
+			}
+			return true, ""
+		})
+	}
+}
+
+// failoverCLI runs mirrorctl as the failover principal (the run's
+// ops.properties). A non-zero exit, or an authorization error in what it
+// logged (translate's auto mode falls back to checkpoints with a warning
+// when the source refuses), is an error naming both.
+func failoverCLI(ctx context.Context, r *aclRun, args ...string) (string, error) {
+	code, stdout, stderr := runCLI(ctx, append([]string{"-c", r.foPath, "-o", "json"}, args...)...)
+	if code != 0 {
+		return "", fmt.Errorf("%s: exit %d: %s%s", args[0], code, stderr, stdout)
+	}
+	if authzRE.MatchString(stderr) {
+		return "", fmt.Errorf("%s: exit 0 with errors logged: %s", args[0], stderr)
+	}
+	return stdout, nil
+}
+
+type translateResult struct {
+	Groups []struct {
+		Group      string `json:"group"`
+		Partitions []struct {
+			Topic        string `json:"topic"`
+			Partition    int32  `json:"partition"`
+			SourceOffset *int64 `json:"source_offset"`
+			TargetOffset *int64 `json:"target_offset"`
+			Mode         string `json:"mode"`
+			Reason       string `json:"reason"`
+		} `json:"partitions"`
+	} `json:"groups"`
+}
+
+// opTranslate translates the group's commits (10 on partitions 0 and 1) in
+// checkpoint mode (reads the checkpoints) and in auto mode (the source
+// answers: exact, from the offset syncs and both clusters' records).
+func opTranslate(ctx context.Context, e *aclEnv, r *aclRun) error {
+	for _, mode := range []string{"checkpoint", "auto"} {
+		out, err := failoverCLI(ctx, r, "translate", "--group", r.group, "--mode", mode)
+		if err != nil {
+			return fmt.Errorf("--mode %s: %w", mode, err)
+		}
+		var res translateResult
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			return fmt.Errorf("--mode %s: decoding %q: %w", mode, out, err)
+		}
+		want := "exact"
+		if mode == "checkpoint" {
+			want = "checkpoint"
+		}
+		translated := 0
+		for _, g := range res.Groups {
+			for _, p := range g.Partitions {
+				if g.Group == r.group && p.Topic == r.remote && p.TargetOffset != nil && p.Mode == want {
+					translated++
+				}
+			}
+		}
+		if translated != 2 {
+			return fmt.Errorf("--mode %s: %d partitions translated in mode %s, want 2: %s", mode, translated, want, out)
+		}
+	}
+	return nil
+}
+
+// opFailover moves the source group ahead of what sync.group.offsets
+// committed on the target (15, 15 and 3 on partitions 0, 1 and 2), then
+// fails it over with --apply --verify: three partitions must be committed
+// and verified.
+func opFailover(ctx context.Context, e *aclEnv, r *aclRun) error {
+	offs := kadm.Offsets{}
+	offs.AddOffset(r.topic, 0, 15, -1)
+	offs.AddOffset(r.topic, 1, 15, -1)
+	offs.AddOffset(r.topic, 2, 3, -1)
+	if _, err := kadm.NewClient(e.eastPlain).CommitOffsets(ctx, r.group, offs); err != nil {
+		return fmt.Errorf("setup: %w", err)
+	}
+	out, err := failoverCLI(ctx, r, "failover", "--audit-log", r.audit, "--group", r.group, "--apply", "--verify")
+	if err != nil {
+		return err
+	}
+	var res struct {
+		Applied bool `json:"applied"`
+		Groups  []struct {
+			Group      string `json:"group"`
+			Partitions []struct {
+				Partition int32  `json:"partition"`
+				Outcome   string `json:"outcome"`
+				Verified  *bool  `json:"verified"`
+			} `json:"partitions"`
+		} `json:"groups"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		return fmt.Errorf("decoding %q: %w", out, err)
+	}
+	done := 0
+	for _, g := range res.Groups {
+		for _, p := range g.Partitions {
+			if g.Group == r.group && p.Outcome == "committed" && p.Verified != nil && *p.Verified {
+				done++
+			}
+		}
+	}
+	if !res.Applied || done != 3 {
+		return fmt.Errorf("%d partitions committed and verified, want 3: %s", done, out)
+	}
+	return nil
+}
+
+// opLag reports the flow: every partition caught up according to the
+// progress topic, a heartbeat age, and the group's checkpoint age.
+func opLag(ctx context.Context, e *aclEnv, r *aclRun) error {
+	out, err := failoverCLI(ctx, r, "lag")
+	if err != nil {
+		return err
+	}
+	var res struct {
+		Flows []struct {
+			HeartbeatAgeMs *int64 `json:"heartbeat_age_ms"`
+			Partitions     []struct {
+				Topic         string `json:"topic"`
+				From          string `json:"from"`
+				RecordsBehind int64  `json:"records_behind"`
+			} `json:"partitions"`
+			Groups []struct {
+				Group           string `json:"group"`
+				CheckpointAgeMs *int64 `json:"checkpoint_age_ms"`
+			} `json:"groups"`
+		} `json:"flows"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		return fmt.Errorf("decoding %q: %w", out, err)
+	}
+	if len(res.Flows) != 1 {
+		return fmt.Errorf("%d flows, want 1: %s", len(res.Flows), out)
+	}
+	f := res.Flows[0]
+	caught, checkpointed := 0, false
+	for _, p := range f.Partitions {
+		if p.Topic == r.remote && p.From == "progress" && p.RecordsBehind == 0 {
+			caught++
+		}
+	}
+	for _, g := range f.Groups {
+		checkpointed = checkpointed || (g.Group == r.group && g.CheckpointAgeMs != nil)
+	}
+	if caught != 3 || f.HeartbeatAgeMs == nil || !checkpointed {
+		return fmt.Errorf("want 3 partitions caught up by progress (got %d), a heartbeat age and the group's checkpoint age: %s", caught, out)
+	}
+	return nil
+}
