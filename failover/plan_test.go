@@ -8,6 +8,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/mirrorctl/mirrorctl/internal/testkit"
 )
 
 func actions(p *Plan, group string) map[int32]PartitionPlan {
@@ -33,37 +35,37 @@ func groupOf(p *Plan, group string) GroupPlan {
 
 func TestFailoverPlanApplyVerify(t *testing.T) {
 	p := newPair(t)
-	topic := name("orders")
+	topic := testkit.Name("orders")
 	remote := "us-east." + topic
-	p.createTopic(t, "us-east", topic, 2, nil)
-	p.produce(t, "us-east", records(topic, 0, 0, 300)...)
-	p.produce(t, "us-east", records(topic, 1, 0, 100)...)
-	gMain, gZero, gNeg, gAhead, gActive, gLate := name("g-main"), name("g-zero"), name("g-neg"), name("g-ahead"), name("g-active"), name("g-late")
+	p.CreateTopic(t, "us-east", topic, 2, nil)
+	p.Produce(t, "us-east", records(topic, 0, 0, 300)...)
+	p.Produce(t, "us-east", records(topic, 1, 0, 100)...)
+	gMain, gZero, gNeg, gAhead, gActive, gLate := testkit.Name("g-main"), testkit.Name("g-zero"), testkit.Name("g-neg"), testkit.Name("g-ahead"), testkit.Name("g-active"), testkit.Name("g-late")
 	for _, g := range []string{gMain, gNeg, gAhead, gActive} {
-		p.commit(t, "us-east", g, map[string]map[int32]int64{topic: {0: 150}})
+		p.Commit(t, "us-east", g, map[string]map[int32]int64{topic: {0: 150}})
 	}
-	p.commit(t, "us-east", gZero, map[string]map[int32]int64{topic: {0: 0, 1: 0}})
+	p.Commit(t, "us-east", gZero, map[string]map[int32]int64{topic: {0: 0, 1: 0}})
 	f := testFlow(t, topic)
 	p.mirrorOnce(t, f)
-	p.produce(t, "us-east", records(topic, 1, 100, 10)...) // not mirrored
-	p.commit(t, "us-east", gLate, map[string]map[int32]int64{topic: {0: 300, 1: 105}})
-	p.commit(t, "eu-west", gNeg, map[string]map[int32]int64{remote: {0: -1}})
-	p.commit(t, "eu-west", gAhead, map[string]map[int32]int64{remote: {0: 200}})
+	p.Produce(t, "us-east", records(topic, 1, 100, 10)...) // not mirrored
+	p.Commit(t, "us-east", gLate, map[string]map[int32]int64{topic: {0: 300, 1: 105}})
+	p.Commit(t, "eu-west", gNeg, map[string]map[int32]int64{remote: {0: -1}})
+	p.Commit(t, "eu-west", gAhead, map[string]map[int32]int64{remote: {0: 200}})
 	// An active consumer of gActive on the target.
-	cons, err := p.clients.Client("eu-west", "consumer", kgo.ConsumerGroup(gActive), kgo.ConsumeTopics(remote))
+	cons, err := p.Clients.Client("eu-west", "consumer", kgo.ConsumerGroup(gActive), kgo.ConsumeTopics(remote))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cons.Close()
-	if _, err := p.west.WaitGroupStable(testCtx(t), gActive, 1); err != nil {
-		cons.PollFetches(testCtx(t))
-		if _, err := p.west.WaitGroupStable(testCtx(t), gActive, 1); err != nil {
+	if _, err := p.West.WaitGroupStable(testkit.Context(t), gActive, 1); err != nil {
+		cons.PollFetches(testkit.Context(t))
+		if _, err := p.West.WaitGroupStable(testkit.Context(t), gActive, 1); err != nil {
 			t.Fatal(err)
 		}
 	}
 
 	e := p.engine(t, f)
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	groups := []string{gMain, gZero, gNeg, gAhead, gActive, gLate}
 	plan, err := e.PlanFailover(ctx, PlanOptions{Groups: groups, Mode: ModeExact})
 	if err != nil {
@@ -119,11 +121,11 @@ func TestFailoverPlanApplyVerify(t *testing.T) {
 		}
 	}
 	// Committed on the target without a leader epoch.
-	off, err := p.admin(t, "eu-west").FetchOffsets(ctx, gMain)
+	off, err := p.Admin(t, "eu-west").FetchOffsets(ctx, gMain)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o, _ := off.Lookup(remote, 0); o.At != 150 || o.LeaderEpoch != -1 || o.Metadata != "m-"+gMain {
+	if o, _ := off.Lookup(remote, 0); o.At != 150 || o.LeaderEpoch != -1 || o.Metadata != "meta-"+gMain {
 		t.Errorf("target commit %+v", o)
 	}
 
@@ -140,7 +142,7 @@ func TestFailoverPlanApplyVerify(t *testing.T) {
 	}
 
 	// Failback after consumers progressed on the target.
-	p.commit(t, "eu-west", gMain, map[string]map[int32]int64{remote: {0: 250}})
+	p.Commit(t, "eu-west", gMain, map[string]map[int32]int64{remote: {0: 250}})
 	back, err := e.PlanFailback(ctx, PlanOptions{Groups: []string{gMain}})
 	if err != nil {
 		t.Fatal(err)
@@ -180,25 +182,25 @@ func TestFailoverPlanApplyVerify(t *testing.T) {
 
 func TestApplyInterrupted(t *testing.T) {
 	p := newPair(t)
-	topic := name("orders")
-	p.createTopic(t, "us-east", topic, 1, nil)
-	p.produce(t, "us-east", records(topic, 0, 0, 50)...)
-	g1, g2 := name("g1"), name("g2")
-	p.commit(t, "us-east", g1, map[string]map[int32]int64{topic: {0: 10}})
-	p.commit(t, "us-east", g2, map[string]map[int32]int64{topic: {0: 20}})
+	topic := testkit.Name("orders")
+	p.CreateTopic(t, "us-east", topic, 1, nil)
+	p.Produce(t, "us-east", records(topic, 0, 0, 50)...)
+	g1, g2 := testkit.Name("g1"), testkit.Name("g2")
+	p.Commit(t, "us-east", g1, map[string]map[int32]int64{topic: {0: 10}})
+	p.Commit(t, "us-east", g2, map[string]map[int32]int64{topic: {0: 20}})
 	f := testFlow(t, topic)
 	p.mirrorOnce(t, f)
-	e, err := New(Options{Flow: f, Clients: p.clients, ApplyParallel: 1})
+	e, err := New(Options{Flow: f, Clients: p.Clients, ApplyParallel: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := e.PlanFailover(testCtx(t), PlanOptions{Groups: []string{g1, g2}, Mode: ModeExact})
+	plan, err := e.PlanFailover(testkit.Context(t), PlanOptions{Groups: []string{g1, g2}, Mode: ModeExact})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(testCtx(t))
+	ctx, cancel := context.WithCancel(testkit.Context(t))
 	var commits atomic.Int32
-	p.west.ControlKey(int16(kmsg.OffsetCommit), func(kmsg.Request) (kmsg.Response, error, bool) {
+	p.West.ControlKey(int16(kmsg.OffsetCommit), func(kmsg.Request) (kmsg.Response, error, bool) {
 		if commits.Add(1) == 1 {
 			cancel() // Ctrl-C while the first group's commit is in flight
 		}
@@ -216,11 +218,11 @@ func TestApplyInterrupted(t *testing.T) {
 		t.Fatalf("outcomes %v", outcomes)
 	}
 	// The re-run finishes the job.
-	again, err := e.PlanFailover(testCtx(t), PlanOptions{Groups: []string{g1, g2}, Mode: ModeExact})
+	again, err := e.PlanFailover(testkit.Context(t), PlanOptions{Groups: []string{g1, g2}, Mode: ModeExact})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.Apply(testCtx(t), again); err != nil {
+	if err := e.Apply(testkit.Context(t), again); err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]int{}

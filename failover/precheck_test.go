@@ -4,22 +4,24 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mirrorctl/mirrorctl/internal/testkit"
 )
 
 func TestPrechecksAndNoTranslation(t *testing.T) {
 	p := newPair(t)
-	topic := name("orders")
+	topic := testkit.Name("orders")
 	remote := "us-east." + topic
-	p.createTopic(t, "us-east", topic, 2, nil)
-	p.produce(t, "us-east", records(topic, 0, 0, 100)...)
-	p.produce(t, "us-east", records(topic, 1, 0, 100)...)
-	g := name("g")
-	p.commit(t, "us-east", g, map[string]map[int32]int64{topic: {0: 50}})
+	p.CreateTopic(t, "us-east", topic, 2, nil)
+	p.Produce(t, "us-east", records(topic, 0, 0, 100)...)
+	p.Produce(t, "us-east", records(topic, 1, 0, 100)...)
+	g := testkit.Name("g")
+	p.Commit(t, "us-east", g, map[string]map[int32]int64{topic: {0: 50}})
 	f := testFlow(t, topic)
 	p.mirrorOnce(t, f)
-	p.commit(t, "eu-west", g, map[string]map[int32]int64{remote: {1: 10}})
+	p.Commit(t, "eu-west", g, map[string]map[int32]int64{remote: {1: 10}})
 	e := p.engine(t, f)
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 
 	plan, err := e.PlanFailover(ctx, PlanOptions{Groups: []string{g}, Mode: ModeCheckpoint})
 	if err != nil {
@@ -41,7 +43,7 @@ func TestPrechecksAndNoTranslation(t *testing.T) {
 		{"stale checkpoint", PlanOptions{Groups: []string{g}, Mode: ModeCheckpoint, CheckpointMaxAge: time.Nanosecond}, "checkpoint for " + remote + "[0] is "},
 		{"lag over --max-lag", PlanOptions{Groups: []string{g}, Mode: ModeExact, MaxLag: time.Minute}, "replication lag of " + topic + "[0] is 1h"},
 	}
-	p.produce(t, "us-east", records(topic, 0, 100, 5)...) // not mirrored; an hour old
+	p.Produce(t, "us-east", records(topic, 0, 100, 5)...) // not mirrored; an hour old
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			plan, err := e.PlanFailover(ctx, tt.opts)

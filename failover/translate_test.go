@@ -6,24 +6,25 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/mirrorctl/mirrorctl/internal/testkit"
 	"github.com/mirrorctl/mirrorctl/replicate/mm2"
 )
 
 func TestTranslateMirrored(t *testing.T) {
 	p := newPair(t)
-	topic := name("orders")
+	topic := testkit.Name("orders")
 	remote := "us-east." + topic
-	p.createTopic(t, "us-east", topic, 2, nil)
-	p.produce(t, "us-east", records(topic, 0, 0, 300)...)
-	p.produce(t, "us-east", records(topic, 1, 0, 50)...)
-	gZero, gMid, gEnd := name("g-zero"), name("g-mid"), name("g-end")
-	p.commit(t, "us-east", gZero, map[string]map[int32]int64{topic: {0: 0}})
-	p.commit(t, "us-east", gMid, map[string]map[int32]int64{topic: {0: 150}}) // no commit on partition 1
-	p.commit(t, "us-east", gEnd, map[string]map[int32]int64{topic: {0: 300, 1: 50}})
+	p.CreateTopic(t, "us-east", topic, 2, nil)
+	p.Produce(t, "us-east", records(topic, 0, 0, 300)...)
+	p.Produce(t, "us-east", records(topic, 1, 0, 50)...)
+	gZero, gMid, gEnd := testkit.Name("g-zero"), testkit.Name("g-mid"), testkit.Name("g-end")
+	p.Commit(t, "us-east", gZero, map[string]map[int32]int64{topic: {0: 0}})
+	p.Commit(t, "us-east", gMid, map[string]map[int32]int64{topic: {0: 150}}) // no commit on partition 1
+	p.Commit(t, "us-east", gEnd, map[string]map[int32]int64{topic: {0: 300, 1: 50}})
 	f := testFlow(t, topic)
 	p.mirrorOnce(t, f)
 	e := p.engine(t, f)
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 
 	exact, err := e.Translate(ctx, []string{gZero, gMid, gEnd}, ModeExact)
 	if err != nil {
@@ -79,12 +80,12 @@ func TestTranslateMirrored(t *testing.T) {
 // retried batch duplicated), and sparse offset syncs written directly.
 func TestTranslateSimulatedMM2(t *testing.T) {
 	p := newPair(t)
-	topic := name("orders")
+	topic := testkit.Name("orders")
 	remote := "us-east." + topic
-	p.createTopic(t, "us-east", topic, 1, nil)
-	p.createTopic(t, "eu-west", remote, 1, nil)
+	p.CreateTopic(t, "us-east", topic, 1, nil)
+	p.CreateTopic(t, "eu-west", remote, 1, nil)
 	src := records(topic, 0, 0, 100)
-	p.produce(t, "us-east", src...)
+	p.Produce(t, "us-east", src...)
 	// Target: 0..49, then 40..49 again (a retry), then 50..99.
 	var copies []*kgo.Record
 	for _, r := range src[:50] {
@@ -96,18 +97,18 @@ func TestTranslateSimulatedMM2(t *testing.T) {
 	for _, r := range src[50:] {
 		copies = append(copies, copyOf(r, remote))
 	}
-	p.produce(t, "eu-west", copies...)
-	p.createTopic(t, "us-east", "mm2-offset-syncs.eu-west.internal", 1, nil)
+	p.Produce(t, "eu-west", copies...)
+	p.CreateTopic(t, "us-east", "mm2-offset-syncs.eu-west.internal", 1, nil)
 	p.writeSyncs(t, mm2.OffsetSync{Topic: topic, Partition: 0, UpstreamOffset: 0, DownstreamOffset: 0},
 		mm2.OffsetSync{Topic: topic, Partition: 0, UpstreamOffset: 45, DownstreamOffset: 45})
-	groups := map[string]int64{name("g3"): 3, name("g47"): 47, name("g70"): 70, name("g100"): 100, name("g45"): 45}
+	groups := map[string]int64{testkit.Name("g3"): 3, testkit.Name("g47"): 47, testkit.Name("g70"): 70, testkit.Name("g100"): 100, testkit.Name("g45"): 45}
 	var names []string
 	for g, u := range groups {
-		p.commit(t, "us-east", g, map[string]map[int32]int64{topic: {0: u}})
+		p.Commit(t, "us-east", g, map[string]map[int32]int64{topic: {0: u}})
 		names = append(names, g)
 	}
 	e := p.engine(t, testFlow(t, topic))
-	res, err := e.Translate(testCtx(t), names, ModeAuto)
+	res, err := e.Translate(testkit.Context(t), names, ModeAuto)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,18 +129,18 @@ func TestTranslateSimulatedMM2(t *testing.T) {
 // head deleted after the copy.
 func TestTranslateHardLogs(t *testing.T) {
 	p := newPair(t)
-	txTopic, cTopic, dTopic := name("tx"), name("compact"), name("deleted")
-	p.createTopic(t, "us-east", txTopic, 1, nil)
+	txTopic, cTopic, dTopic := testkit.Name("tx"), testkit.Name("compact"), testkit.Name("deleted")
+	p.CreateTopic(t, "us-east", txTopic, 1, nil)
 	compact := "compact"
-	p.createTopic(t, "us-east", cTopic, 1, map[string]*string{"cleanup.policy": &compact})
-	p.createTopic(t, "us-east", dTopic, 1, nil)
+	p.CreateTopic(t, "us-east", cTopic, 1, map[string]*string{"cleanup.policy": &compact})
+	p.CreateTopic(t, "us-east", dTopic, 1, nil)
 
 	// Transactions: 3 committed batches and one aborted, with markers.
-	txc, err := p.clients.Client("us-east", "producer", kgo.TransactionalID(name("txid")), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	txc, err := p.Clients.Client("us-east", "producer", kgo.TransactionalID(testkit.Name("txid")), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	for b := 0; b < 4; b++ {
 		if err := txc.BeginTransaction(); err != nil {
 			t.Fatal(err)
@@ -153,13 +154,13 @@ func TestTranslateHardLogs(t *testing.T) {
 	}
 	txc.Close()
 	// Compaction: keys repeat every 10 records; values stay unique.
-	p.produce(t, "us-east", records(cTopic, 0, 0, 200)...)
-	p.produce(t, "us-east", records(dTopic, 0, 0, 200)...)
+	p.Produce(t, "us-east", records(cTopic, 0, 0, 200)...)
+	p.Produce(t, "us-east", records(dTopic, 0, 0, 200)...)
 
 	f := testFlow(t, txTopic, cTopic, dTopic)
 	p.mirrorOnce(t, f)
-	p.east.Compact()
-	if err := p.east.DeleteRecords(dTopic, 0, 120); err != nil {
+	p.East.Compact()
+	if err := p.East.DeleteRecords(dTopic, 0, 120); err != nil {
 		t.Fatal(err)
 	}
 	e := p.engine(t, f)
@@ -174,13 +175,13 @@ func TestTranslateHardLogs(t *testing.T) {
 		{dTopic, []int64{50, 119, 120, 121, 199, 200}},
 	}
 	for _, cs := range cases {
-		srcRecs := p.readAll(t, "us-east", cs.topic, 0)
-		tgtRecs := p.readAll(t, "eu-west", "us-east."+cs.topic, 0)
+		srcRecs := p.ReadAll(t, "us-east", cs.topic)[0]
+		tgtRecs := p.ReadAll(t, "eu-west", "us-east."+cs.topic)[0]
 		var groups []string
 		byGroup := map[string]int64{}
 		for _, u := range cs.us {
-			g := name("g")
-			p.commit(t, "us-east", g, map[string]map[int32]int64{cs.topic: {0: u}})
+			g := testkit.Name("g")
+			p.Commit(t, "us-east", g, map[string]map[int32]int64{cs.topic: {0: u}})
 			groups = append(groups, g)
 			byGroup[g] = u
 		}
@@ -211,20 +212,20 @@ func TestTranslateHardLogs(t *testing.T) {
 
 func TestTranslateNotReplicatedAndSourceDown(t *testing.T) {
 	p := newPair(t)
-	topic := name("orders")
+	topic := testkit.Name("orders")
 	remote := "us-east." + topic
-	p.createTopic(t, "us-east", topic, 1, nil)
-	p.produce(t, "us-east", records(topic, 0, 0, 100)...)
-	gCk := name("g-ck")
-	p.commit(t, "us-east", gCk, map[string]map[int32]int64{topic: {0: 60}})
+	p.CreateTopic(t, "us-east", topic, 1, nil)
+	p.Produce(t, "us-east", records(topic, 0, 0, 100)...)
+	gCk := testkit.Name("g-ck")
+	p.Commit(t, "us-east", gCk, map[string]map[int32]int64{topic: {0: 60}})
 	f := testFlow(t, topic)
 	p.mirrorOnce(t, f)
-	p.produce(t, "us-east", records(topic, 0, 100, 20)...) // not mirrored
-	gEnd, gMid := name("g-end"), name("g-mid")
-	p.commit(t, "us-east", gEnd, map[string]map[int32]int64{topic: {0: 120}})
-	p.commit(t, "us-east", gMid, map[string]map[int32]int64{topic: {0: 110}})
+	p.Produce(t, "us-east", records(topic, 0, 100, 20)...) // not mirrored
+	gEnd, gMid := testkit.Name("g-end"), testkit.Name("g-mid")
+	p.Commit(t, "us-east", gEnd, map[string]map[int32]int64{topic: {0: 120}})
+	p.Commit(t, "us-east", gMid, map[string]map[int32]int64{topic: {0: 110}})
 	e := p.engine(t, f)
-	res, err := e.Translate(testCtx(t), []string{gEnd, gMid}, ModeExact)
+	res, err := e.Translate(testkit.Context(t), []string{gEnd, gMid}, ModeExact)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,8 +237,8 @@ func TestTranslateNotReplicatedAndSourceDown(t *testing.T) {
 	}
 
 	// With the source gone, auto mode answers from the checkpoints.
-	p.east.Close()
-	res, err = e.Translate(testCtx(t), []string{gCk}, ModeAuto)
+	p.East.Close()
+	res, err = e.Translate(testkit.Context(t), []string{gCk}, ModeAuto)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +246,7 @@ func TestTranslateNotReplicatedAndSourceDown(t *testing.T) {
 	if r.Mode != ModeCheckpoint || i64(r.SourceOffset) != "60" || r.TargetOffset == nil || *r.TargetOffset > 60 || r.Rereads != nil || !res.SourceDown {
 		t.Fatalf("source down: %+v (down %v)", r, res.SourceDown)
 	}
-	if _, err := e.Translate(testCtx(t), []string{gCk}, ModeExact); err == nil {
+	if _, err := e.Translate(testkit.Context(t), []string{gCk}, ModeExact); err == nil {
 		t.Fatal("exact mode with the source down: no error")
 	}
 }

@@ -9,31 +9,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/mirrorctl/mirrorctl/internal/testkit"
 	"github.com/mirrorctl/mirrorctl/replicate/mm2"
 )
-
-func (p *clusterPair) commit(t *testing.T, alias, group string, offsets map[string]map[int32]int64) {
-	t.Helper()
-	os := kadm.Offsets{}
-	for topic, parts := range offsets {
-		for part, at := range parts {
-			os.Add(kadm.Offset{Topic: topic, Partition: part, At: at, LeaderEpoch: -1, Metadata: "meta-" + group})
-		}
-	}
-	resp, err := p.admin(t, alias).CommitOffsets(testCtx(t), group, os)
-	if err == nil {
-		err = resp.Error()
-	}
-	if err != nil {
-		t.Fatalf("commit %s on %s: %v", group, alias, err)
-	}
-}
 
 // checkpoints returns the newest checkpoint per (group, topic, partition) in
 // eu-west's us-east.checkpoints.internal, and the number of records.
 func (p *clusterPair) checkpoints(t *testing.T) (map[string]mm2.Checkpoint, int) {
 	t.Helper()
-	recs := p.readAll(t, "eu-west", "us-east.checkpoints.internal")[0]
+	recs := p.ReadAll(t, "eu-west", "us-east.checkpoints.internal")[0]
 	out := map[string]mm2.Checkpoint{}
 	n := 0
 	for _, r := range recs {
@@ -49,17 +33,17 @@ func (p *clusterPair) checkpoints(t *testing.T) (map[string]mm2.Checkpoint, int)
 
 func TestCheckpointsTranslateLikeMM2(t *testing.T) {
 	p := newClusterPair(t)
-	topic, other := name("orders"), name("ignored")
-	p.createTopic(t, "us-east", topic, 2, nil)
-	p.createTopic(t, "us-east", other, 1, nil)
-	p.produce(t, "us-east", sampleRecords(topic, 1, 300)...) // partition 1 stays empty
-	p.produce(t, "us-east", sampleRecords(other, 1, 10)...)
-	gZero, gMid, gEnd, gPartial, gNeg := name("g-zero"), name("g-mid"), name("g-end"), name("g-partial"), name("g-neg")
-	p.commit(t, "us-east", gZero, map[string]map[int32]int64{topic: {0: 0}})
-	p.commit(t, "us-east", gMid, map[string]map[int32]int64{topic: {0: 150}})
-	p.commit(t, "us-east", gEnd, map[string]map[int32]int64{topic: {0: 300}, other: {0: 5}})
-	p.commit(t, "us-east", gPartial, map[string]map[int32]int64{topic: {0: 202, 1: 0}})
-	p.commit(t, "us-east", gNeg, map[string]map[int32]int64{topic: {0: -1}})
+	topic, other := testkit.Name("orders"), testkit.Name("ignored")
+	p.CreateTopic(t, "us-east", topic, 2, nil)
+	p.CreateTopic(t, "us-east", other, 1, nil)
+	p.Produce(t, "us-east", sampleRecords(topic, 1, 300)...) // partition 1 stays empty
+	p.Produce(t, "us-east", sampleRecords(other, 1, 10)...)
+	gZero, gMid, gEnd, gPartial, gNeg := testkit.Name("g-zero"), testkit.Name("g-mid"), testkit.Name("g-end"), testkit.Name("g-partial"), testkit.Name("g-neg")
+	p.Commit(t, "us-east", gZero, map[string]map[int32]int64{topic: {0: 0}})
+	p.Commit(t, "us-east", gMid, map[string]map[int32]int64{topic: {0: 150}})
+	p.Commit(t, "us-east", gEnd, map[string]map[int32]int64{topic: {0: 300}, other: {0: 5}})
+	p.Commit(t, "us-east", gPartial, map[string]map[int32]int64{topic: {0: 202, 1: 0}})
+	p.Commit(t, "us-east", gNeg, map[string]map[int32]int64{topic: {0: -1}})
 
 	f := testFlow("us-east", "eu-west")
 	f.Topics.Include = mustList(t, "topics", topic) // other is not mirrored
@@ -112,7 +96,7 @@ func TestCheckpointsTranslateLikeMM2(t *testing.T) {
 	if _, n2 := p.checkpoints(t); n2 != n {
 		t.Fatalf("restart wrote %d more checkpoints, want none", n2-n)
 	}
-	p.commit(t, "us-east", gMid, map[string]map[int32]int64{topic: {0: 50}})
+	p.Commit(t, "us-east", gMid, map[string]map[int32]int64{topic: {0: 50}})
 	runOnce(t, p, f)
 	cks, _ = p.checkpoints(t)
 	if ck := cks[gMid+"/"+remote+"/0"]; ck.UpstreamOffset != 50 || ck.DownstreamOffset != 1 {
@@ -122,16 +106,16 @@ func TestCheckpointsTranslateLikeMM2(t *testing.T) {
 
 func TestCheckpointOlderThanEverySyncIsSkipped(t *testing.T) {
 	p := newClusterPair(t)
-	topic := name("trimmed")
-	p.createTopic(t, "us-east", topic, 1, nil)
-	p.produce(t, "us-east", sampleRecords(topic, 1, 200)...)
+	topic := testkit.Name("trimmed")
+	p.CreateTopic(t, "us-east", topic, 1, nil)
+	p.Produce(t, "us-east", sampleRecords(topic, 1, 200)...)
 	// Retention removed the first 100 records before the mirror started.
-	if _, err := p.admin(t, "us-east").DeleteRecords(testCtx(t), kadm.Offsets{topic: {0: {Topic: topic, At: 100}}}); err != nil {
+	if _, err := p.Admin(t, "us-east").DeleteRecords(testkit.Context(t), kadm.Offsets{topic: {0: {Topic: topic, At: 100}}}); err != nil {
 		t.Fatal(err)
 	}
-	old, cur := name("g-old"), name("g-cur")
-	p.commit(t, "us-east", old, map[string]map[int32]int64{topic: {0: 40}})
-	p.commit(t, "us-east", cur, map[string]map[int32]int64{topic: {0: 120}})
+	old, cur := testkit.Name("g-old"), testkit.Name("g-cur")
+	p.Commit(t, "us-east", old, map[string]map[int32]int64{topic: {0: 40}})
+	p.Commit(t, "us-east", cur, map[string]map[int32]int64{topic: {0: 120}})
 	runOnce(t, p, testFlow("us-east", "eu-west"))
 	cks, _ := p.checkpoints(t)
 	remote := "us-east." + topic
@@ -145,13 +129,13 @@ func TestCheckpointOlderThanEverySyncIsSkipped(t *testing.T) {
 
 func TestCheckpointsAcrossTransactionMarkers(t *testing.T) {
 	p := newClusterPair(t)
-	topic := name("txn-ck")
-	p.createTopic(t, "us-east", topic, 1, nil)
-	cl, err := p.clients.Client("us-east", "producer", kgo.TransactionalID(name("tx")), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	topic := testkit.Name("txn-ck")
+	p.CreateTopic(t, "us-east", topic, 1, nil)
+	cl, err := p.Clients.Client("us-east", "producer", kgo.TransactionalID(testkit.Name("tx")), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	for txn := 0; txn < 2; txn++ {
 		if err := cl.BeginTransaction(); err != nil {
 			t.Fatal(err)
@@ -168,8 +152,8 @@ func TestCheckpointsAcrossTransactionMarkers(t *testing.T) {
 	cl.Close()
 	// Source 0-3, marker 4, 5-8, marker 9; target 0-7. A group that read the
 	// first transaction commits 5 (past the marker).
-	g := name("g-txn")
-	p.commit(t, "us-east", g, map[string]map[int32]int64{topic: {0: 5}})
+	g := testkit.Name("g-txn")
+	p.Commit(t, "us-east", g, map[string]map[int32]int64{topic: {0: 5}})
 	runOnce(t, p, testFlow("us-east", "eu-west"))
 	cks, _ := p.checkpoints(t)
 	if ck := cks[g+"/us-east."+topic+"/0"]; ck.UpstreamOffset != 5 || ck.DownstreamOffset != 4 {
@@ -179,29 +163,29 @@ func TestCheckpointsAcrossTransactionMarkers(t *testing.T) {
 
 func TestSyncGroupOffsetsSafely(t *testing.T) {
 	p := newClusterPair(t)
-	topic := name("synced")
-	p.createTopic(t, "us-east", topic, 1, nil)
-	p.produce(t, "us-east", sampleRecords(topic, 1, 100)...)
-	absent, ahead, active := name("g-absent"), name("g-ahead"), name("g-active")
+	topic := testkit.Name("synced")
+	p.CreateTopic(t, "us-east", topic, 1, nil)
+	p.Produce(t, "us-east", sampleRecords(topic, 1, 100)...)
+	absent, ahead, active := testkit.Name("g-absent"), testkit.Name("g-ahead"), testkit.Name("g-active")
 	for _, g := range []string{absent, ahead, active} {
 		// 96 is a sync MM2's store keeps after 0..99 (it keeps 99, 98, 96,
 		// 92, 88, 80, 64, 0), so the translation is exact.
-		p.commit(t, "us-east", g, map[string]map[int32]int64{topic: {0: 96}})
+		p.Commit(t, "us-east", g, map[string]map[int32]int64{topic: {0: 96}})
 	}
 	f := testFlow("us-east", "eu-west")
 	f.OffsetLagMax = 0 // a sync per record
 	runOnce(t, p, f)   // copy first, so the remote topic exists
 	f.SyncGroupOffsets = true
 	remote := "us-east." + topic
-	p.commit(t, "eu-west", ahead, map[string]map[int32]int64{remote: {0: 99}})
+	p.Commit(t, "eu-west", ahead, map[string]map[int32]int64{remote: {0: 99}})
 	// An active member of `active` on the target.
-	member, err := p.clients.Client("eu-west", "consumer", kgo.ConsumerGroup(active), kgo.ConsumeTopics(remote))
+	member, err := p.Clients.Client("eu-west", "consumer", kgo.ConsumerGroup(active), kgo.ConsumeTopics(remote))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer member.Close()
-	waitFor(t, "active group to be Stable on the target", func() bool {
-		d, err := p.admin(t, "eu-west").DescribeGroups(context.Background(), active)
+	testkit.WaitFor(t, "active group to be Stable on the target", func() bool {
+		d, err := p.Admin(t, "eu-west").DescribeGroups(context.Background(), active)
 		return err == nil && d[active].State == "Stable"
 	})
 	m := runOnce(t, p, f)
@@ -219,7 +203,7 @@ func TestSyncGroupOffsetsSafely(t *testing.T) {
 		t.Errorf("active group: %+v, want active", got[active])
 	}
 	offs := func(g string) int64 {
-		resp, err := p.admin(t, "eu-west").FetchOffsets(testCtx(t), g)
+		resp, err := p.Admin(t, "eu-west").FetchOffsets(testkit.Context(t), g)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -245,9 +229,9 @@ func TestSyncGroupOffsetsSafely(t *testing.T) {
 // checkpoints (no rewind, no stall).
 func TestCheckpointsContinuousAndAfterRestart(t *testing.T) {
 	p := newClusterPair(t)
-	topic := name("live")
-	p.createTopic(t, "us-east", topic, 1, nil)
-	g := name("g-live")
+	topic := testkit.Name("live")
+	p.CreateTopic(t, "us-east", topic, 1, nil)
+	g := testkit.Name("g-live")
 	f := testFlow("us-east", "eu-west")
 	f.OffsetLagMax = 0
 	f.CheckpointsInterval = 50 * time.Millisecond
@@ -258,9 +242,9 @@ func TestCheckpointsContinuousAndAfterRestart(t *testing.T) {
 	}
 	for round, at := range []int64{40, 80} {
 		_, stop := runBackground(t, p, f)
-		p.produce(t, "us-east", sampleRange(topic, 1, int(at)-40, int(at))...)
-		p.commit(t, "us-east", g, map[string]map[int32]int64{topic: {0: at}})
-		waitFor(t, fmt.Sprintf("round %d: a checkpoint at %d", round, at), func() bool {
+		p.Produce(t, "us-east", sampleRange(topic, 1, int(at)-40, int(at))...)
+		p.Commit(t, "us-east", g, map[string]map[int32]int64{topic: {0: at}})
+		testkit.WaitFor(t, fmt.Sprintf("round %d: a checkpoint at %d", round, at), func() bool {
 			ck := latest()
 			return ck.UpstreamOffset == at && ck.DownstreamOffset == at
 		})
@@ -275,11 +259,11 @@ func TestCheckpointsContinuousAndAfterRestart(t *testing.T) {
 // fatal, and the good records around them still count.
 func TestGarbageInInternalTopicsIsSkipped(t *testing.T) {
 	p := newClusterPair(t)
-	topic := name("dirty")
-	p.createTopic(t, "us-east", topic, 1, nil)
-	p.produce(t, "us-east", sampleRecords(topic, 1, 20)...)
-	g := name("g-dirty")
-	p.commit(t, "us-east", g, map[string]map[int32]int64{topic: {0: 20}})
+	topic := testkit.Name("dirty")
+	p.CreateTopic(t, "us-east", topic, 1, nil)
+	p.Produce(t, "us-east", sampleRecords(topic, 1, 20)...)
+	g := testkit.Name("g-dirty")
+	p.Commit(t, "us-east", g, map[string]map[int32]int64{topic: {0: 20}})
 	f := testFlow("us-east", "eu-west")
 	runOnce(t, p, f)
 
@@ -298,13 +282,13 @@ func TestGarbageInInternalTopicsIsSkipped(t *testing.T) {
 		for _, r := range garbage {
 			recs = append(recs, &kgo.Record{Topic: where.topic, Key: r.Key, Value: r.Value})
 		}
-		p.produce(t, where.alias, recs...)
+		p.Produce(t, where.alias, recs...)
 	}
 	// More data and a moved group: the next run copies exactly the new
 	// records (progress still read) and checkpoints the new position (syncs
 	// and checkpoints still read).
-	p.produce(t, "us-east", sampleRange(topic, 1, 20, 30)...)
-	p.commit(t, "us-east", g, map[string]map[int32]int64{topic: {0: 30}})
+	p.Produce(t, "us-east", sampleRange(topic, 1, 20, 30)...)
+	p.Commit(t, "us-east", g, map[string]map[int32]int64{topic: {0: 30}})
 	runOnce(t, p, f)
 	if n := assertCopied(t, p, "us-east", topic, "eu-west", "us-east."+topic); n != 30 {
 		t.Fatalf("copied %d, want 30", n)

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/mirrorctl/mirrorctl/internal/testkit"
 	"github.com/mirrorctl/mirrorctl/replicate/filter"
 	"github.com/mirrorctl/mirrorctl/replicate/mm2"
 )
@@ -71,8 +72,8 @@ func headersEqual(a, b []kgo.RecordHeader) bool {
 // for byte, partition for partition, in order.
 func assertCopied(t *testing.T, p *clusterPair, srcAlias, topic, dstAlias, remote string) int {
 	t.Helper()
-	src := p.readAll(t, srcAlias, topic)
-	dst := p.readAll(t, dstAlias, remote)
+	src := p.ReadAll(t, srcAlias, topic)
+	dst := p.ReadAll(t, dstAlias, remote)
 	if len(dst) != len(src) {
 		t.Fatalf("%s has %d partitions, %s has %d", remote, len(dst), topic, len(src))
 	}
@@ -105,7 +106,7 @@ func assertCopied(t *testing.T, p *clusterPair, srcAlias, topic, dstAlias, remot
 func readSyncs(t *testing.T, p *clusterPair, alias, topic string) []mm2.OffsetSync {
 	t.Helper()
 	var out []mm2.OffsetSync
-	for _, r := range p.readAll(t, alias, topic)[0] {
+	for _, r := range p.ReadAll(t, alias, topic)[0] {
 		s, err := mm2.DecodeOffsetSync(r.Key, r.Value)
 		if err != nil {
 			t.Fatalf("offset sync at %d: %v", r.Offset, err)
@@ -117,9 +118,9 @@ func readSyncs(t *testing.T, p *clusterPair, alias, topic string) []mm2.OffsetSy
 
 func TestOnceCopiesBytesExactly(t *testing.T) {
 	p := newClusterPair(t)
-	topic := name("orders")
-	p.createTopic(t, "us-east", topic, 3, nil)
-	p.produce(t, "us-east", sampleRecords(topic, 3, 40)...)
+	topic := testkit.Name("orders")
+	p.CreateTopic(t, "us-east", topic, 3, nil)
+	p.Produce(t, "us-east", sampleRecords(topic, 3, 40)...)
 
 	f := testFlow("us-east", "eu-west")
 	f.OffsetLagMax = 0 // a sync for every record
@@ -164,7 +165,7 @@ func TestOnceCopiesBytesExactly(t *testing.T) {
 	}
 
 	// One heartbeat from the once run, in MM2's format.
-	hbs := p.readAll(t, "eu-west", "heartbeats")[0]
+	hbs := p.ReadAll(t, "eu-west", "heartbeats")[0]
 	if len(hbs) != 1 {
 		t.Fatalf("%d heartbeats, want 1", len(hbs))
 	}
@@ -176,9 +177,9 @@ func TestOnceCopiesBytesExactly(t *testing.T) {
 
 func TestOffsetSyncsDefaultSpacing(t *testing.T) {
 	p := newClusterPair(t)
-	topic := name("spaced")
-	p.createTopic(t, "us-east", topic, 1, nil)
-	p.produce(t, "us-east", sampleRecords(topic, 1, 350)...)
+	topic := testkit.Name("spaced")
+	p.CreateTopic(t, "us-east", topic, 1, nil)
+	p.Produce(t, "us-east", sampleRecords(topic, 1, 350)...)
 	f := testFlow("us-east", "eu-west")
 	f.OffsetSyncsTopicLocation = LocationTarget
 	runOnce(t, p, f)
@@ -196,13 +197,13 @@ func TestOffsetSyncsDefaultSpacing(t *testing.T) {
 
 func TestOffsetSyncAtTransactionMarkers(t *testing.T) {
 	p := newClusterPair(t)
-	topic := name("txn")
-	p.createTopic(t, "us-east", topic, 1, nil)
-	cl, err := p.clients.Client("us-east", "producer", kgo.TransactionalID(name("tx")), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	topic := testkit.Name("txn")
+	p.CreateTopic(t, "us-east", topic, 1, nil)
+	cl, err := p.Clients.Client("us-east", "producer", kgo.TransactionalID(testkit.Name("tx")), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	for txn := 0; txn < 3; txn++ {
 		if err := cl.BeginTransaction(); err != nil {
 			t.Fatal(err)
@@ -236,12 +237,12 @@ func TestOffsetSyncAtTransactionMarkers(t *testing.T) {
 
 func TestRestartResumesWithoutLossOrDuplicates(t *testing.T) {
 	p := newClusterPair(t)
-	topic := name("resume")
-	p.createTopic(t, "us-east", topic, 2, nil)
-	p.produce(t, "us-east", sampleRecords(topic, 2, 30)...)
+	topic := testkit.Name("resume")
+	p.CreateTopic(t, "us-east", topic, 2, nil)
+	p.Produce(t, "us-east", sampleRecords(topic, 2, 30)...)
 	f := testFlow("us-east", "eu-west")
 	runOnce(t, p, f)
-	p.produce(t, "us-east", sampleRange(topic, 2, 30, 45)...)
+	p.Produce(t, "us-east", sampleRange(topic, 2, 30, 45)...)
 	runOnce(t, p, f)
 	if n := assertCopied(t, p, "us-east", topic, "eu-west", "us-east."+topic); n != 90 {
 		t.Fatalf("copied %d, want 90 (each record exactly once)", n)
@@ -250,13 +251,13 @@ func TestRestartResumesWithoutLossOrDuplicates(t *testing.T) {
 
 func TestStopMidStreamThenResume(t *testing.T) {
 	p := newClusterPair(t)
-	topic := name("midstream")
-	p.createTopic(t, "us-east", topic, 2, nil)
+	topic := testkit.Name("midstream")
+	p.CreateTopic(t, "us-east", topic, 2, nil)
 	f := testFlow("us-east", "eu-west")
 	m, stop := runBackground(t, p, f)
-	waitFor(t, "flow start", func() bool { return len(m.Stats()) == 2 })
-	p.produce(t, "us-east", sampleRecords(topic, 2, 200)...)
-	waitFor(t, "some records copied", func() bool {
+	testkit.WaitFor(t, "flow start", func() bool { return len(m.Stats()) == 2 })
+	p.Produce(t, "us-east", sampleRecords(topic, 2, 200)...)
+	testkit.WaitFor(t, "some records copied", func() bool {
 		var n int64
 		for _, s := range m.Stats() {
 			n += s.Records
@@ -277,22 +278,22 @@ func TestStopMidStreamThenResume(t *testing.T) {
 // after the last progress write, and loses nothing.
 func TestCrashResumeIsAtLeastOnce(t *testing.T) {
 	p := newClusterPair(t)
-	topic := name("crash")
-	p.createTopic(t, "us-east", topic, 1, nil)
-	p.produce(t, "us-east", sampleRecords(topic, 1, 100)...)
+	topic := testkit.Name("crash")
+	p.CreateTopic(t, "us-east", topic, 1, nil)
+	p.Produce(t, "us-east", sampleRecords(topic, 1, 100)...)
 	f := testFlow("us-east", "eu-west")
 	runOnce(t, p, f)
 	// Simulate a crash after copying 20 more records whose progress was never
 	// written: produce them to the remote topic directly.
-	p.produce(t, "us-east", sampleRange(topic, 1, 100, 120)...)
-	src := p.readAll(t, "us-east", topic)[0]
+	p.Produce(t, "us-east", sampleRange(topic, 1, 100, 120)...)
+	src := p.ReadAll(t, "us-east", topic)[0]
 	var dup []*kgo.Record
 	for _, r := range src[100:] {
 		dup = append(dup, &kgo.Record{Topic: "us-east." + topic, Key: r.Key, Value: r.Value, Headers: r.Headers, Timestamp: r.Timestamp})
 	}
-	p.produce(t, "eu-west", dup...)
+	p.Produce(t, "eu-west", dup...)
 	runOnce(t, p, f)
-	dst := p.readAll(t, "eu-west", "us-east."+topic)[0]
+	dst := p.ReadAll(t, "eu-west", "us-east."+topic)[0]
 	if len(dst) != 140 {
 		t.Fatalf("remote has %d records, want 140 (100 + 20 crashed + 20 re-copied)", len(dst))
 	}
@@ -305,21 +306,21 @@ func TestCrashResumeIsAtLeastOnce(t *testing.T) {
 
 func TestPartitionGrowthAndNewTopics(t *testing.T) {
 	p := newClusterPair(t)
-	topic := name("grow")
-	p.createTopic(t, "us-east", topic, 1, nil)
+	topic := testkit.Name("grow")
+	p.CreateTopic(t, "us-east", topic, 1, nil)
 	f := testFlow("us-east", "eu-west")
 	f.RefreshTopicsInterval = 100 * time.Millisecond
 	m, stop := runBackground(t, p, f)
-	waitFor(t, "flow start", func() bool { return len(m.Stats()) == 1 })
-	if _, err := p.admin(t, "us-east").UpdatePartitions(testCtx(t), 3, topic); err != nil {
+	testkit.WaitFor(t, "flow start", func() bool { return len(m.Stats()) == 1 })
+	if _, err := p.Admin(t, "us-east").UpdatePartitions(testkit.Context(t), 3, topic); err != nil {
 		t.Fatal(err)
 	}
-	later := name("later")
-	p.createTopic(t, "us-east", later, 2, nil)
-	waitFor(t, "new partitions and topic picked up", func() bool { return len(m.Stats()) == 5 })
-	p.produce(t, "us-east", sampleRecords(topic, 3, 10)...)
-	p.produce(t, "us-east", sampleRecords(later, 2, 10)...)
-	waitFor(t, "records copied", func() bool {
+	later := testkit.Name("later")
+	p.CreateTopic(t, "us-east", later, 2, nil)
+	testkit.WaitFor(t, "new partitions and topic picked up", func() bool { return len(m.Stats()) == 5 })
+	p.Produce(t, "us-east", sampleRecords(topic, 3, 10)...)
+	p.Produce(t, "us-east", sampleRecords(later, 2, 10)...)
+	testkit.WaitFor(t, "records copied", func() bool {
 		var n int64
 		for _, s := range m.Stats() {
 			n += s.Records
@@ -335,8 +336,8 @@ func TestPartitionGrowthAndNewTopics(t *testing.T) {
 
 func TestTopicConfigsCopiedAndSynced(t *testing.T) {
 	p := newClusterPair(t)
-	topic := name("configs")
-	p.createTopic(t, "us-east", topic, 1, map[string]*string{
+	topic := testkit.Name("configs")
+	p.CreateTopic(t, "us-east", topic, 1, map[string]*string{
 		"retention.ms":        ptr("12345678"),
 		"min.insync.replicas": ptr("1"), // excluded by default
 	})
@@ -344,7 +345,7 @@ func TestTopicConfigsCopiedAndSynced(t *testing.T) {
 	f.SyncTopicConfigsInterval = 100 * time.Millisecond
 	runOnce(t, p, f)
 	cfgs := func() map[string]string {
-		rc, err := p.admin(t, "eu-west").DescribeTopicConfigs(testCtx(t), "us-east."+topic)
+		rc, err := p.Admin(t, "eu-west").DescribeTopicConfigs(testkit.Context(t), "us-east."+topic)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -364,11 +365,11 @@ func TestTopicConfigsCopiedAndSynced(t *testing.T) {
 		t.Fatalf("min.insync.replicas was copied though config.properties.exclude lists it")
 	}
 	// Periodic sync: a change on the source reaches the target.
-	if _, err := p.admin(t, "us-east").AlterTopicConfigs(testCtx(t), []kadm.AlterConfig{{Name: "retention.ms", Value: ptr("999999")}}, topic); err != nil {
+	if _, err := p.Admin(t, "us-east").AlterTopicConfigs(testkit.Context(t), []kadm.AlterConfig{{Name: "retention.ms", Value: ptr("999999")}}, topic); err != nil {
 		t.Fatal(err)
 	}
 	_, stop := runBackground(t, p, f)
-	waitFor(t, "config sync", func() bool { return cfgs()["retention.ms"] == "999999" })
+	testkit.WaitFor(t, "config sync", func() bool { return cfgs()["retention.ms"] == "999999" })
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -376,15 +377,15 @@ func TestTopicConfigsCopiedAndSynced(t *testing.T) {
 
 func TestActiveActiveNoCycles(t *testing.T) {
 	p := newClusterPair(t)
-	east, west := name("east-orders"), name("west-orders")
-	p.createTopic(t, "us-east", east, 2, nil)
-	p.createTopic(t, "eu-west", west, 2, nil)
-	p.produce(t, "us-east", sampleRecords(east, 2, 25)...)
-	p.produce(t, "eu-west", sampleRecords(west, 2, 25)...)
+	east, west := testkit.Name("east-orders"), testkit.Name("west-orders")
+	p.CreateTopic(t, "us-east", east, 2, nil)
+	p.CreateTopic(t, "eu-west", west, 2, nil)
+	p.Produce(t, "us-east", sampleRecords(east, 2, 25)...)
+	p.Produce(t, "eu-west", sampleRecords(west, 2, 25)...)
 	ew, we := testFlow("us-east", "eu-west"), testFlow("eu-west", "us-east")
 	ew.RefreshTopicsInterval, we.RefreshTopicsInterval = 50*time.Millisecond, 50*time.Millisecond
 	m, stop := runBackground(t, p, ew, we)
-	waitFor(t, "both directions copied", func() bool {
+	testkit.WaitFor(t, "both directions copied", func() bool {
 		var n int64
 		for _, s := range m.Stats() {
 			if !strings.Contains(s.Topic, "heartbeats") {
@@ -398,7 +399,7 @@ func TestActiveActiveNoCycles(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, alias := range []string{"us-east", "eu-west"} {
-		topics, err := p.admin(t, alias).ListTopics(testCtx(t))
+		topics, err := p.Admin(t, alias).ListTopics(testkit.Context(t))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -421,16 +422,16 @@ func TestActiveActiveNoCycles(t *testing.T) {
 func TestPlanReasons(t *testing.T) {
 	p := newClusterPair(t)
 	for _, tn := range []string{"orders", "eu-west.orders", "app-internal", "mm2-offsets.x.internal", "legacy.replica", "skipme", "heartbeats"} {
-		p.createTopic(t, "us-east", tn, 1, nil)
+		p.CreateTopic(t, "us-east", tn, 1, nil)
 	}
-	p.createTopic(t, "eu-west", "us-east.orders", 1, nil)
+	p.CreateTopic(t, "eu-west", "us-east.orders", 1, nil)
 	f := testFlow("us-east", "eu-west")
 	exc, err := filter.CompileList("topics.exclude", filter.DefaultTopicsExclude+", skipme")
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.Topics.Exclude = exc
-	plan, err := PlanFlow(testCtx(t), f, p.admin(t, "us-east"), p.admin(t, "eu-west"))
+	plan, err := PlanFlow(testkit.Context(t), f, p.Admin(t, "us-east"), p.Admin(t, "eu-west"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -478,10 +479,10 @@ func TestPlanReasons(t *testing.T) {
 
 func TestRefusedRecordStopsOnlyItsPartition(t *testing.T) {
 	p := newClusterPair(t)
-	topic := name("big")
-	p.createTopic(t, "us-east", topic, 2, nil)
+	topic := testkit.Name("big")
+	p.CreateTopic(t, "us-east", topic, 2, nil)
 	// The remote topic exists with a small max.message.bytes.
-	p.createTopic(t, "eu-west", "us-east."+topic, 2, map[string]*string{"max.message.bytes": ptr("2000")})
+	p.CreateTopic(t, "eu-west", "us-east."+topic, 2, map[string]*string{"max.message.bytes": ptr("2000")})
 	recs := sampleRecords(topic, 2, 10)
 	noise := make([]byte, 5000) // incompressible, so the producer's compression cannot shrink it
 	for i := range noise {
@@ -490,14 +491,14 @@ func TestRefusedRecordStopsOnlyItsPartition(t *testing.T) {
 	big := &kgo.Record{Topic: topic, Partition: 1, Value: noise}
 	recs = append(recs, big)
 	recs = append(recs, sampleRange(topic, 2, 10, 13)[3:]...) // partition 1 goes on after the big one
-	p.produce(t, "us-east", recs...)
+	p.Produce(t, "us-east", recs...)
 	f := testFlow("us-east", "eu-west")
 	f.SyncTopicConfigs = false // keep the target's small limit
-	m, err := New(Options{Flows: []FlowConfig{f}, Clients: p.clients, Once: true})
+	m, err := New(Options{Flows: []FlowConfig{f}, Clients: p.Clients, Once: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = m.Run(testCtx(t))
+	err = m.Run(testkit.Context(t))
 	var rerr *RecordError
 	if !errors.As(err, &rerr) {
 		t.Fatalf("Run = %v, want a *RecordError", err)
@@ -524,16 +525,16 @@ func TestRefusedRecordStopsOnlyItsPartition(t *testing.T) {
 
 func TestHeartbeatsOffMeansNone(t *testing.T) {
 	p := newClusterPair(t)
-	topic := name("quiet")
-	p.createTopic(t, "us-east", topic, 1, nil)
-	p.produce(t, "us-east", sampleRecords(topic, 1, 5)...)
+	topic := testkit.Name("quiet")
+	p.CreateTopic(t, "us-east", topic, 1, nil)
+	p.Produce(t, "us-east", sampleRecords(topic, 1, 5)...)
 	f := testFlow("us-east", "eu-west")
 	f.EmitHeartbeats = false
 	back := testFlow("eu-west", "us-east")
 	back.Enabled, back.EmitHeartbeats = false, false
 	runOnce(t, p, f, back)
 	for _, alias := range []string{"us-east", "eu-west"} {
-		topics, err := p.admin(t, alias).ListTopics(testCtx(t))
+		topics, err := p.Admin(t, alias).ListTopics(testkit.Context(t))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -550,7 +551,7 @@ func TestHeartbeatsOffMeansNone(t *testing.T) {
 	f.Topics.Include = mustList(t, "topics", topic)
 	runOnce(t, p, back)
 	runOnce(t, p, f)
-	hbs := p.readAll(t, "eu-west", "us-east.heartbeats")[0]
+	hbs := p.ReadAll(t, "eu-west", "us-east.heartbeats")[0]
 	if len(hbs) != 1 {
 		t.Fatalf("us-east.heartbeats on eu-west has %d records, want 1", len(hbs))
 	}
@@ -574,10 +575,10 @@ func mustList(t *testing.T, key, value string) *filter.Pattern {
 // source's (here from 2023).
 func TestOldRecordsSurviveADeliveryTimeout(t *testing.T) {
 	p := newClusterPair(t)
-	p.clients.extra["eu-west/producer"] = []kgo.Opt{kgo.RecordDeliveryTimeout(time.Second)}
-	topic := name("old")
-	p.createTopic(t, "us-east", topic, 1, nil)
-	p.produce(t, "us-east", sampleRecords(topic, 1, 30)...)
+	p.Clients.Extra["eu-west/producer"] = []kgo.Opt{kgo.RecordDeliveryTimeout(time.Second)}
+	topic := testkit.Name("old")
+	p.CreateTopic(t, "us-east", topic, 1, nil)
+	p.Produce(t, "us-east", sampleRecords(topic, 1, 30)...)
 	runOnce(t, p, testFlow("us-east", "eu-west"))
 	if n := assertCopied(t, p, "us-east", topic, "eu-west", "us-east."+topic); n != 30 {
 		t.Fatalf("copied %d, want 30", n)

@@ -4,6 +4,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mirrorctl/mirrorctl/internal/testkit"
 )
 
 type recObserver struct {
@@ -52,18 +54,18 @@ func (p recPart) Acked(n int, _ time.Duration, next int64) {
 
 func TestObserverSeesEveryCopy(t *testing.T) {
 	p := newClusterPair(t)
-	topic := name("observed")
-	p.createTopic(t, "us-east", topic, 2, nil)
+	topic := testkit.Name("observed")
+	p.CreateTopic(t, "us-east", topic, 2, nil)
 	recs := sampleRecords(topic, 2, 50)
-	p.produce(t, "us-east", recs...)
-	g := name("g-obs")
-	p.commit(t, "us-east", g, map[string]map[int32]int64{topic: {0: 50}})
+	p.Produce(t, "us-east", recs...)
+	g := testkit.Name("g-obs")
+	p.Commit(t, "us-east", g, map[string]map[int32]int64{topic: {0: 50}})
 	obs := &recObserver{acked: map[string]int{}, ackedBytes: map[string]int{}, next: map[string]int64{}, hwm: map[string]int64{}}
-	m, err := New(Options{Flows: []FlowConfig{testFlow("us-east", "eu-west")}, Clients: p.clients, Once: true, Observer: obs})
+	m, err := New(Options{Flows: []FlowConfig{testFlow("us-east", "eu-west")}, Clients: p.Clients, Once: true, Observer: obs})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Run(testCtx(t)); err != nil {
+	if err := m.Run(testkit.Context(t)); err != nil {
 		t.Fatal(err)
 	}
 	wantBytes := map[int32]int{}
