@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mirrorctl/mirrorctl/audit"
@@ -19,6 +18,7 @@ import (
 	"github.com/mirrorctl/mirrorctl/internal/cli/cmdutil"
 	failovercmd "github.com/mirrorctl/mirrorctl/internal/cli/failover"
 	"github.com/mirrorctl/mirrorctl/internal/iostreams"
+	"github.com/mirrorctl/mirrorctl/internal/testkit"
 )
 
 func TestNewCmdFailover(t *testing.T) {
@@ -77,10 +77,13 @@ func TestNewCmdFailover(t *testing.T) {
 	}
 }
 
+// env is the shared kfake pair (us-east, eu-west), an mm2.properties that
+// points at it (with a secret that must never be printed) and an audit log
+// path.
 type env struct {
-	east, west *kfake.Cluster
-	config     string
-	audit      string
+	*testkit.Pair
+	config string
+	audit  string
 }
 
 const secret = "s3cr3t-Pa55"
@@ -90,33 +93,9 @@ func newEnv(t *testing.T) *env { t.Helper(); return newEnvWith(t, "") }
 // newEnvWith is newEnv with extra mm2.properties lines.
 func newEnvWith(t *testing.T, extra string) *env {
 	t.Helper()
-	east, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(east.Close)
-	west, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(west.Close)
-	dir := t.TempDir()
-	path := filepath.Join(dir, "mm2.properties")
-	props := fmt.Sprintf(`clusters = us-east, eu-west
-us-east.bootstrap.servers = %s
-eu-west.bootstrap.servers = %s
-us-east->eu-west.enabled = true
-replication.factor = 1
-offset-syncs.topic.replication.factor = 1
-heartbeats.topic.replication.factor = 1
-checkpoints.topic.replication.factor = 1
-emit.heartbeats.enabled = false
-ssl.key.password = %s
-%s`, strings.Join(east.ListenAddrs(), ","), strings.Join(west.ListenAddrs(), ","), secret, extra)
-	if err := os.WriteFile(path, []byte(props), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return &env{east: east, west: west, config: path, audit: filepath.Join(dir, "audit.jsonl")}
+	p := testkit.NewPair(t)
+	return &env{Pair: p, config: p.WriteConfig(t, "ssl.key.password = "+secret+"\n"+extra),
+		audit: filepath.Join(t.TempDir(), "audit.jsonl")}
 }
 
 func (e *env) run(t *testing.T, args ...string) (int, string, string) {
@@ -128,23 +107,14 @@ func (e *env) run(t *testing.T, args ...string) (int, string, string) {
 	return code, out.String(), errOut.String()
 }
 
-func adminOf(t *testing.T, c *kfake.Cluster) *kadm.Client {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	return kadm.NewClient(cl)
-}
-
 func TestFailoverCommand(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	east, west := adminOf(t, e.east), adminOf(t, e.west)
+	east, west := e.Admin(t, "us-east"), e.Admin(t, "eu-west")
 	if _, err := east.CreateTopic(ctx, 1, 1, nil, "orders"); err != nil {
 		t.Fatal(err)
 	}
-	pcl, err := kgo.NewClient(kgo.SeedBrokers(e.east.ListenAddrs()...), kgo.DefaultProduceTopic("orders"))
+	pcl, err := kgo.NewClient(kgo.SeedBrokers(e.East.ListenAddrs()...), kgo.DefaultProduceTopic("orders"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +216,7 @@ func TestFailoverCommand(t *testing.T) {
 	}
 
 	// An active group on the target is refused: exit 3, named.
-	cons, err := kgo.NewClient(kgo.SeedBrokers(e.west.ListenAddrs()...), kgo.ConsumerGroup("live"), kgo.ConsumeTopics("us-east.orders"))
+	cons, err := kgo.NewClient(kgo.SeedBrokers(e.West.ListenAddrs()...), kgo.ConsumerGroup("live"), kgo.ConsumeTopics("us-east.orders"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +227,7 @@ func TestFailoverCommand(t *testing.T) {
 	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	go cons.PollFetches(wctx)
-	if _, err := e.west.WaitGroupStable(wctx, "live", 1); err != nil {
+	if _, err := e.West.WaitGroupStable(wctx, "live", 1); err != nil {
 		t.Fatal(err)
 	}
 	code, stdout, stderr = e.run(t, "failover", "--group", "live", "--apply")

@@ -27,11 +27,11 @@ import (
 func seed(t *testing.T, e *env, partitions int32, n int, groups map[string]int64) {
 	t.Helper()
 	ctx := context.Background()
-	east := adminOf(t, e.east)
+	east := e.Admin(t, "us-east")
 	if _, err := east.CreateTopic(ctx, partitions, 1, nil, "orders"); err != nil {
 		t.Fatal(err)
 	}
-	pcl, err := kgo.NewClient(kgo.SeedBrokers(e.east.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	pcl, err := kgo.NewClient(kgo.SeedBrokers(e.East.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,8 +116,8 @@ func TestVerifySourceUnavailable(t *testing.T) {
 	// Close the source as the commit reaches the target: the commit
 	// proceeds, then verification finds the source gone. The control
 	// function runs once.
-	e.west.ControlKey(int16(kmsg.OffsetCommit), func(kmsg.Request) (kmsg.Response, error, bool) {
-		e.east.Close()
+	e.West.ControlKey(int16(kmsg.OffsetCommit), func(kmsg.Request) (kmsg.Response, error, bool) {
+		e.East.Close()
 		return nil, nil, false
 	})
 	start := time.Now()
@@ -138,7 +138,7 @@ func TestVerifySourceUnavailable(t *testing.T) {
 	if !strings.Contains(stderr, "2 partitions could not be verified") {
 		t.Errorf("stderr %q", stderr)
 	}
-	offs, err := adminOf(t, e.west).FetchOffsets(context.Background(), "billing")
+	offs, err := e.Admin(t, "eu-west").FetchOffsets(context.Background(), "billing")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +185,7 @@ func TestPerPartitionCommitErrors(t *testing.T) {
 	e := newEnv(t)
 	seed(t, e, 3, 10, map[string]int64{"billing": 5, "ledger": 6})
 
-	e.west.ControlKey(int16(kmsg.OffsetCommit), commitResponder(func(p int32) error {
+	e.West.ControlKey(int16(kmsg.OffsetCommit), commitResponder(func(p int32) error {
 		if p == 1 {
 			return kerr.TopicAuthorizationFailed
 		}
@@ -207,7 +207,7 @@ func TestPerPartitionCommitErrors(t *testing.T) {
 	}
 
 	// The same in JSON, with UNKNOWN_MEMBER_ID on every partition.
-	e.west.ControlKey(int16(kmsg.OffsetCommit), commitResponder(func(int32) error { return kerr.UnknownMemberID }))
+	e.West.ControlKey(int16(kmsg.OffsetCommit), commitResponder(func(int32) error { return kerr.UnknownMemberID }))
 	code, stdout, stderr = e.run(t, "failover", "--group", "ledger", "--apply", "-o", "json")
 	if code != 3 || !strings.Contains(stderr, "group active: ledger has members on eu-west; stop its consumers first") {
 		t.Fatalf("exit %d, want 3: %s %s", code, stdout, stderr)
@@ -223,7 +223,7 @@ func TestPerPartitionCommitErrors(t *testing.T) {
 	}
 
 	// And one failing partition in JSON: only that row carries an error.
-	e.west.ControlKey(int16(kmsg.OffsetCommit), commitResponder(func(p int32) error {
+	e.West.ControlKey(int16(kmsg.OffsetCommit), commitResponder(func(p int32) error {
 		if p == 2 {
 			return kerr.UnknownTopicOrPartition
 		}
@@ -251,7 +251,7 @@ func TestPerPartitionCommitErrors(t *testing.T) {
 func TestConfirmation(t *testing.T) {
 	e := newEnv(t)
 	seed(t, e, 1, 10, map[string]int64{"billing": 3})
-	west := adminOf(t, e.west)
+	west := e.Admin(t, "eu-west")
 	const prompt = "Commit 1 partitions of 1 groups on eu-west? [y/N] "
 	committed := func() int64 {
 		offs, err := west.FetchOffsets(context.Background(), "billing")
@@ -343,7 +343,7 @@ func TestGolden(t *testing.T) {
 	e := newEnv(t)
 	seed(t, e, 2, 10, map[string]int64{"billing": 4, "audit": 10})
 	// "audit" already holds a commit on the target for partition 1.
-	if _, err := adminOf(t, e.west).CommitOffsets(context.Background(), "audit", kadm.OffsetsFromRecords(kgo.Record{Topic: "us-east.orders", Partition: 1, Offset: 8})); err != nil {
+	if _, err := e.Admin(t, "eu-west").CommitOffsets(context.Background(), "audit", kadm.OffsetsFromRecords(kgo.Record{Topic: "us-east.orders", Partition: 1, Offset: 8})); err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct {

@@ -25,11 +25,11 @@ import (
 func TestInterruptedApplyIsAuditedAndResumable(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	east, west := adminOf(t, e.east), adminOf(t, e.west)
+	east, west := e.Admin(t, "us-east"), e.Admin(t, "eu-west")
 	if _, err := east.CreateTopic(ctx, 1, 1, nil, "orders"); err != nil {
 		t.Fatal(err)
 	}
-	pcl, err := kgo.NewClient(kgo.SeedBrokers(e.east.ListenAddrs()...), kgo.DefaultProduceTopic("orders"))
+	pcl, err := kgo.NewClient(kgo.SeedBrokers(e.East.ListenAddrs()...), kgo.DefaultProduceTopic("orders"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestInterruptedApplyIsAuditedAndResumable(t *testing.T) {
 	runCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	var commits atomic.Int32
-	e.west.ControlKey(int16(kmsg.OffsetCommit), func(kmsg.Request) (kmsg.Response, error, bool) {
+	e.West.ControlKey(int16(kmsg.OffsetCommit), func(kmsg.Request) (kmsg.Response, error, bool) {
 		if commits.Add(1) == 1 {
 			cancel()
 		}

@@ -8,15 +8,11 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mirrorctl/mirrorctl/internal/cli"
@@ -26,77 +22,22 @@ import (
 	"github.com/mirrorctl/mirrorctl/internal/iostreams"
 	"github.com/mirrorctl/mirrorctl/internal/kafka"
 	"github.com/mirrorctl/mirrorctl/internal/output"
+	"github.com/mirrorctl/mirrorctl/internal/testkit"
 	"github.com/mirrorctl/mirrorctl/replicate"
 	"github.com/mirrorctl/mirrorctl/replicate/mm2"
 )
 
-var seq atomic.Int64
-
-func name(prefix string) string { return fmt.Sprintf("%s-%d", prefix, seq.Add(1)) }
-
+// env is the shared kfake pair (us-east, eu-west) and an mm2.properties
+// (testkit's, plus the test's extra lines) that points at it.
 type env struct {
-	east, west *kfake.Cluster
-	config     string
+	*testkit.Pair
+	config string
 }
 
 func newEnv(t *testing.T, extra string) *env {
 	t.Helper()
-	east, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(east.Close)
-	west, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(west.Close)
-	path := filepath.Join(t.TempDir(), "mm2.properties")
-	props := fmt.Sprintf(`clusters = us-east, eu-west
-us-east.bootstrap.servers = %s
-eu-west.bootstrap.servers = %s
-us-east->eu-west.enabled = true
-replication.factor = 1
-offset-syncs.topic.replication.factor = 1
-heartbeats.topic.replication.factor = 1
-checkpoints.topic.replication.factor = 1
-emit.heartbeats.enabled = false
-%s`, strings.Join(east.ListenAddrs(), ","), strings.Join(west.ListenAddrs(), ","), extra)
-	if err := os.WriteFile(path, []byte(props), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return &env{east: east, west: west, config: path}
-}
-
-func (e *env) addrs(alias string) []string {
-	if alias == "us-east" {
-		return e.east.ListenAddrs()
-	}
-	return e.west.ListenAddrs()
-}
-
-func (e *env) client(t *testing.T, alias string, opts ...kgo.Opt) *kgo.Client {
-	t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(e.addrs(alias)...)}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	return cl
-}
-
-func (e *env) createTopic(t *testing.T, alias, topic string, partitions int32) {
-	t.Helper()
-	if _, err := kadm.NewClient(e.client(t, alias)).CreateTopic(context.Background(), partitions, 1, nil, topic); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func (e *env) produce(t *testing.T, alias string, recs ...*kgo.Record) {
-	t.Helper()
-	if err := e.client(t, alias, kgo.RecordPartitioner(kgo.ManualPartitioner())).ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
+	p := testkit.NewPair(t)
+	return &env{Pair: p, config: p.WriteConfig(t, extra)}
 }
 
 // options returns lag lag.Options on e's config with a pinned clock.
@@ -107,7 +48,7 @@ func (e *env) options(t *testing.T, now time.Time) (*lag.Options, *iostreams.IOS
 		t.Fatal(err)
 	}
 	kf := kafka.NewFactory(func(alias, _ string) (map[string]string, error) {
-		return map[string]string{"bootstrap.servers": strings.Join(e.addrs(alias), ",")}, nil
+		return map[string]string{"bootstrap.servers": strings.Join(e.Addrs(alias), ",")}, nil
 	}, nil)
 	t.Cleanup(kf.Close)
 	ios, _, _, _ := iostreams.Test()
@@ -144,15 +85,15 @@ func decode(t *testing.T, s string) lag.Result {
 // topic, and the thresholds decide the exit code.
 func TestRecordsAndTimeBehindAfterReplicateStops(t *testing.T) {
 	e := newEnv(t, "")
-	topic := name("orders")
-	e.createTopic(t, "us-east", topic, 2)
+	topic := testkit.Name("orders")
+	e.CreateTopic(t, "us-east", topic, 2, nil)
 	var recs []*kgo.Record
 	for p := int32(0); p < 2; p++ {
 		for i := 0; i < 10; i++ {
 			recs = append(recs, &kgo.Record{Topic: topic, Partition: p, Value: []byte(fmt.Sprintf("v%d", i))})
 		}
 	}
-	e.produce(t, "us-east", recs...)
+	e.Produce(t, "us-east", recs...)
 	if code, _, stderr := run(t, "replicate", "-c", e.config, "--once"); code != 0 {
 		t.Fatalf("replicate exit %d: %s", code, stderr)
 	}
@@ -163,7 +104,7 @@ func TestRecordsAndTimeBehindAfterReplicateStops(t *testing.T) {
 			recs = append(recs, &kgo.Record{Topic: topic, Partition: p, Value: []byte("late"), Timestamp: oldest.Add(time.Duration(i) * time.Second)})
 		}
 	}
-	e.produce(t, "us-east", recs...)
+	e.Produce(t, "us-east", recs...)
 
 	code, stdout, stderr := run(t, "lag", "-c", e.config, "-o", "json")
 	if code != 0 {
@@ -237,15 +178,15 @@ func TestRecordsAndTimeBehindAfterReplicateStops(t *testing.T) {
 // heartbeat and a checkpoint, and checks every figure with a pinned clock.
 func TestMM2FlowFromOffsetSyncsHeartbeatsAndCheckpoints(t *testing.T) {
 	e := newEnv(t, "")
-	topic := name("payments")
+	topic := testkit.Name("payments")
 	remote := "us-east." + topic
-	group := name("billing")
+	group := testkit.Name("billing")
 	now := time.Now().Truncate(time.Millisecond)
-	e.createTopic(t, "us-east", topic, 1)
-	e.createTopic(t, "eu-west", remote, 1)
-	e.createTopic(t, "us-east", "mm2-offset-syncs.eu-west.internal", 1)
-	e.createTopic(t, "eu-west", "heartbeats", 1)
-	e.createTopic(t, "eu-west", "us-east.checkpoints.internal", 1)
+	e.CreateTopic(t, "us-east", topic, 1, nil)
+	e.CreateTopic(t, "eu-west", remote, 1, nil)
+	e.CreateTopic(t, "us-east", "mm2-offset-syncs.eu-west.internal", 1, nil)
+	e.CreateTopic(t, "eu-west", "heartbeats", 1, nil)
+	e.CreateTopic(t, "eu-west", "us-east.checkpoints.internal", 1, nil)
 	var src, dst []*kgo.Record
 	for i := 0; i < 20; i++ {
 		src = append(src, &kgo.Record{Topic: topic, Value: []byte("x"), Timestamp: now.Add(time.Duration(i-100) * time.Second)})
@@ -253,27 +194,27 @@ func TestMM2FlowFromOffsetSyncsHeartbeatsAndCheckpoints(t *testing.T) {
 	for i := 0; i < 12; i++ { // MM2 copied source offsets 0..11
 		dst = append(dst, &kgo.Record{Topic: remote, Value: []byte("x")})
 	}
-	e.produce(t, "us-east", src...)
-	e.produce(t, "eu-west", dst...)
+	e.Produce(t, "us-east", src...)
+	e.Produce(t, "eu-west", dst...)
 	sync := mm2.OffsetSync{Topic: topic, Partition: 0, UpstreamOffset: 4, DownstreamOffset: 4}
 	k, _ := sync.MarshalKey()
 	v, _ := sync.MarshalValue()
-	e.produce(t, "us-east", &kgo.Record{Topic: "mm2-offset-syncs.eu-west.internal", Key: k, Value: v})
+	e.Produce(t, "us-east", &kgo.Record{Topic: "mm2-offset-syncs.eu-west.internal", Key: k, Value: v})
 	for _, age := range []time.Duration{9 * time.Second, 3 * time.Second} {
 		hb := mm2.Heartbeat{SourceAlias: "us-east", TargetAlias: "eu-west", Timestamp: now.Add(-age).UnixMilli()}
 		k, _ := hb.MarshalKey()
 		v, _ := hb.MarshalValue()
-		e.produce(t, "eu-west", &kgo.Record{Topic: "heartbeats", Key: k, Value: v, Timestamp: now.Add(-age)})
+		e.Produce(t, "eu-west", &kgo.Record{Topic: "heartbeats", Key: k, Value: v, Timestamp: now.Add(-age)})
 	}
 	other := mm2.Heartbeat{SourceAlias: "ap-south", TargetAlias: "eu-west", Timestamp: now.UnixMilli()}
 	k, _ = other.MarshalKey()
 	v, _ = other.MarshalValue()
-	e.produce(t, "eu-west", &kgo.Record{Topic: "heartbeats", Key: k, Value: v})
+	e.Produce(t, "eu-west", &kgo.Record{Topic: "heartbeats", Key: k, Value: v})
 	ck := mm2.Checkpoint{Group: group, Topic: remote, Partition: 0, UpstreamOffset: 8, DownstreamOffset: 6}
 	k, _ = ck.MarshalKey()
 	v, _ = ck.MarshalValue()
-	e.produce(t, "eu-west", &kgo.Record{Topic: "us-east.checkpoints.internal", Key: k, Value: v, Timestamp: now.Add(-4 * time.Second)})
-	if _, err := kadm.NewClient(e.client(t, "us-east")).CommitOffsets(context.Background(), group, kadm.OffsetsFromRecords(kgo.Record{Topic: topic, Partition: 0, Offset: 11})); err != nil {
+	e.Produce(t, "eu-west", &kgo.Record{Topic: "us-east.checkpoints.internal", Key: k, Value: v, Timestamp: now.Add(-4 * time.Second)})
+	if _, err := kadm.NewClient(e.Client(t, "us-east")).CommitOffsets(context.Background(), group, kadm.OffsetsFromRecords(kgo.Record{Topic: topic, Partition: 0, Offset: 11})); err != nil {
 		t.Fatal(err)
 	}
 
@@ -345,15 +286,15 @@ func TestMM2FlowFromOffsetSyncsHeartbeatsAndCheckpoints(t *testing.T) {
 // passes.
 func TestCheckpointAgeGrowsWhileCheckpointsStop(t *testing.T) {
 	e := newEnv(t, "")
-	topic := name("events")
-	group := name("g")
-	e.createTopic(t, "us-east", topic, 1)
+	topic := testkit.Name("events")
+	group := testkit.Name("g")
+	e.CreateTopic(t, "us-east", topic, 1, nil)
 	var recs []*kgo.Record
 	for i := 0; i < 30; i++ {
 		recs = append(recs, &kgo.Record{Topic: topic, Value: []byte("e")})
 	}
-	e.produce(t, "us-east", recs...)
-	if _, err := kadm.NewClient(e.client(t, "us-east")).CommitOffsets(context.Background(), group, kadm.OffsetsFromRecords(kgo.Record{Topic: topic, Partition: 0, Offset: 19})); err != nil {
+	e.Produce(t, "us-east", recs...)
+	if _, err := kadm.NewClient(e.Client(t, "us-east")).CommitOffsets(context.Background(), group, kadm.OffsetsFromRecords(kgo.Record{Topic: topic, Partition: 0, Offset: 19})); err != nil {
 		t.Fatal(err)
 	}
 	if code, _, stderr := run(t, "replicate", "-c", e.config, "--once"); code != 0 {
@@ -393,9 +334,9 @@ func TestCheckpointAgeGrowsWhileCheckpointsStop(t *testing.T) {
 
 func TestWatchWritesJSONLines(t *testing.T) {
 	e := newEnv(t, "")
-	topic := name("w")
-	e.createTopic(t, "us-east", topic, 1)
-	e.produce(t, "us-east", &kgo.Record{Topic: topic, Value: []byte("a")}, &kgo.Record{Topic: topic, Value: []byte("b")})
+	topic := testkit.Name("w")
+	e.CreateTopic(t, "us-east", topic, 1, nil)
+	e.Produce(t, "us-east", &kgo.Record{Topic: topic, Value: []byte("a")}, &kgo.Record{Topic: topic, Value: []byte("b")})
 	code, stdout, stderr := run(t, "lag", "-c", e.config, "--watch", "--interval", "10ms", "--count", "3", "--max-records", "1")
 	if code != 3 {
 		t.Fatalf("exit %d, want 3 (2 behind > 1): %s", code, stderr)
@@ -455,9 +396,9 @@ func TestFlags(t *testing.T) {
 
 func TestTableOutput(t *testing.T) {
 	e := newEnv(t, "")
-	topic := name("t")
-	e.createTopic(t, "us-east", topic, 1)
-	e.produce(t, "us-east", &kgo.Record{Topic: topic, Value: []byte("a")})
+	topic := testkit.Name("t")
+	e.CreateTopic(t, "us-east", topic, 1, nil)
+	e.Produce(t, "us-east", &kgo.Record{Topic: topic, Value: []byte("a")})
 	code, stdout, _ := run(t, "lag", "-c", e.config, "--max-records", "0")
 	if code != 3 {
 		t.Fatalf("exit %d, want 3", code)
@@ -485,8 +426,8 @@ func freeAddr(t *testing.T) string {
 // matching the records copied.
 func TestMetricsEndpointDuringReplicate(t *testing.T) {
 	e := newEnv(t, "emit.checkpoints.enabled = false\n")
-	topic := name("m")
-	e.createTopic(t, "us-east", topic, 2)
+	topic := testkit.Name("m")
+	e.CreateTopic(t, "us-east", topic, 2, nil)
 	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -527,7 +468,7 @@ func TestMetricsEndpointDuringReplicate(t *testing.T) {
 			bytes[p] += len(v)
 		}
 	}
-	e.produce(t, "us-east", recs...)
+	e.Produce(t, "us-east", recs...)
 	labels := func(p int) string {
 		return fmt.Sprintf(`{partition="%d",source="us-east",target="eu-west",topic="us-east.%s"}`, p, topic)
 	}

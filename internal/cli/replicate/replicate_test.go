@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -23,6 +22,7 @@ import (
 	"github.com/mirrorctl/mirrorctl/internal/cli/cmdutil"
 	replicatecmd "github.com/mirrorctl/mirrorctl/internal/cli/replicate"
 	"github.com/mirrorctl/mirrorctl/internal/iostreams"
+	"github.com/mirrorctl/mirrorctl/internal/testkit"
 )
 
 // TestMain lets a test re-execute this binary as mirrorctl itself (for the
@@ -71,38 +71,19 @@ func TestNewCmdReplicate(t *testing.T) {
 	}
 }
 
+// env is the shared kfake pair (us-east, eu-west) and an mm2.properties
+// (testkit's, plus the test's extra lines) that points at it.
 type env struct {
-	east, west *kfake.Cluster
-	config     string
+	*testkit.Pair
+	config string
 }
 
+// newEnv starts the pair (eastOpts are extra kfake options for us-east)
+// and writes the config with extra.
 func newEnv(t *testing.T, extra string, eastOpts ...kfake.Opt) *env {
 	t.Helper()
-	east, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(1), kfake.Ports(0)}, eastOpts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(east.Close)
-	west, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(west.Close)
-	path := filepath.Join(t.TempDir(), "mm2.properties")
-	props := fmt.Sprintf(`clusters = us-east, eu-west
-us-east.bootstrap.servers = %s
-eu-west.bootstrap.servers = %s
-us-east->eu-west.enabled = true
-replication.factor = 1
-offset-syncs.topic.replication.factor = 1
-heartbeats.topic.replication.factor = 1
-checkpoints.topic.replication.factor = 1
-emit.heartbeats.enabled = false
-%s`, strings.Join(east.ListenAddrs(), ","), strings.Join(west.ListenAddrs(), ","), extra)
-	if err := os.WriteFile(path, []byte(props), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return &env{east: east, west: west, config: path}
+	p := testkit.NewPair(t, eastOpts...)
+	return &env{Pair: p, config: p.WriteConfig(t, extra)}
 }
 
 func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -114,16 +95,6 @@ func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errOut.String()
 }
 
-func client(t *testing.T, addrs []string, opts ...kgo.Opt) *kgo.Client {
-	t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addrs...)}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	return cl
-}
-
 func createTopics(t *testing.T, cl *kgo.Client, partitions int32, topics ...string) {
 	t.Helper()
 	if _, err := kadm.NewClient(cl).CreateTopics(context.Background(), partitions, 1, nil, topics...); err != nil {
@@ -131,7 +102,9 @@ func createTopics(t *testing.T, cl *kgo.Client, partitions int32, topics ...stri
 	}
 }
 
-func produceN(t *testing.T, cl *kgo.Client, topic string, partitions int32, perPartition int) {
+// produceN writes perPartition records to each of topic's partitions on
+// alias: key i%13, value "p<partition>-<i, 6 digits>".
+func (e *env) produceN(t *testing.T, alias, topic string, partitions int32, perPartition int) {
 	t.Helper()
 	var recs []*kgo.Record
 	for p := int32(0); p < partitions; p++ {
@@ -139,55 +112,30 @@ func produceN(t *testing.T, cl *kgo.Client, topic string, partitions int32, perP
 			recs = append(recs, &kgo.Record{Topic: topic, Partition: p, Key: []byte(fmt.Sprint(i % 13)), Value: []byte(fmt.Sprintf("p%d-%06d", p, i))})
 		}
 	}
-	pcl := client(t, cl.OptValue(kgo.SeedBrokers).([]string), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err := pcl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
+	e.Produce(t, alias, recs...)
 }
 
-func values(t *testing.T, addrs []string, topic string, partition int32) []string {
-	t.Helper()
-	adm := kadm.NewClient(client(t, addrs))
-	ends, err := adm.ListEndOffsets(context.Background(), topic)
-	if err != nil {
-		t.Fatal(err)
+// values returns the records' values as strings.
+func values(recs []*kgo.Record) []string {
+	out := make([]string, len(recs))
+	for i, r := range recs {
+		out[i] = string(r.Value)
 	}
-	end, _ := ends.Lookup(topic, partition)
-	if end.Offset <= 0 {
-		return nil
-	}
-	cl := client(t, addrs, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {partition: kgo.NewOffset().AtStart()}}))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	var out []string
-	for {
-		fs := cl.PollFetches(ctx)
-		if ctx.Err() != nil {
-			t.Fatalf("reading %s[%d]: timeout after %d records", topic, partition, len(out))
-		}
-		done := false
-		fs.EachRecord(func(r *kgo.Record) {
-			out = append(out, string(r.Value))
-			done = done || r.Offset+1 >= end.Offset
-		})
-		if done {
-			return out
-		}
-	}
+	return out
 }
 
 func TestDryRunListsEveryTopicWithItsAction(t *testing.T) {
 	e := newEnv(t, "us-east->eu-west.topics = orders, eu-west.orders, payments, app-internal\n")
-	createTopics(t, client(t, e.east.ListenAddrs()), 2, "orders", "eu-west.orders", "app-internal", "unlisted")
-	createTopics(t, client(t, e.east.ListenAddrs()), 4, "payments")
-	createTopics(t, client(t, e.west.ListenAddrs()), 2, "us-east.payments")
+	createTopics(t, e.Client(t, "us-east"), 2, "orders", "eu-west.orders", "app-internal", "unlisted")
+	createTopics(t, e.Client(t, "us-east"), 4, "payments")
+	createTopics(t, e.Client(t, "eu-west"), 2, "us-east.payments")
 	code, out, stderr := run(t, "replicate", "--dry-run", "-c", e.config)
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %s", code, stderr)
 	}
 	clitest.Golden(t, "dry-run.txt", out)
 	// Nothing was created.
-	topics, err := kadm.NewClient(client(t, e.west.ListenAddrs())).ListTopics(context.Background())
+	topics, err := kadm.NewClient(e.Client(t, "eu-west")).ListTopics(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,8 +146,8 @@ func TestDryRunListsEveryTopicWithItsAction(t *testing.T) {
 
 func TestOnceJSON(t *testing.T) {
 	e := newEnv(t, "")
-	createTopics(t, client(t, e.east.ListenAddrs()), 3, "orders")
-	produceN(t, client(t, e.east.ListenAddrs()), "orders", 3, 100)
+	createTopics(t, e.Client(t, "us-east"), 3, "orders")
+	e.produceN(t, "us-east", "orders", 3, 100)
 	code, out, stderr := run(t, "replicate", "--once", "-o", "json", "-c", e.config)
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %s", code, stderr)
@@ -211,8 +159,9 @@ func TestOnceJSON(t *testing.T) {
 	if res.SchemaVersion != 1 || len(res.Topics) != 1 || res.Topics[0].Records != 300 || res.Topics[0].RemoteTopic != "us-east.orders" || res.Topics[0].Partitions != 3 {
 		t.Fatalf("result %+v", res)
 	}
+	copied := e.ReadAll(t, "eu-west", "us-east.orders")
 	for p := int32(0); p < 3; p++ {
-		if got := len(values(t, e.west.ListenAddrs(), "us-east.orders", p)); got != 100 {
+		if got := len(copied[p]); got != 100 {
 			t.Fatalf("us-east.orders[%d] has %d records, want 100", p, got)
 		}
 	}
@@ -239,7 +188,7 @@ func TestSecretsNeverPrinted(t *testing.T) {
 us-east.sasl.mechanism = SCRAM-SHA-512
 us-east.sasl.jaas.config = org.apache.kafka.common.security.scram.ScramLoginModule required username="mm2" password="`+secret+`";
 `, kfake.EnableSASL(), kfake.Superuser("SCRAM-SHA-512", "mm2", secret))
-	admin := client(t, e.east.ListenAddrs(), kgo.SASL(scram.Auth{User: "mm2", Pass: secret}.AsSha512Mechanism()))
+	admin := e.Client(t, "us-east", kgo.SASL(scram.Auth{User: "mm2", Pass: secret}.AsSha512Mechanism()))
 	createTopics(t, admin, 1, "orders")
 	for _, args := range [][]string{
 		{"replicate", "--dry-run", "-vv", "-c", e.config},
@@ -285,10 +234,10 @@ func TestKill9ThenResumeLosesNothing(t *testing.T) {
 		t.Skip("starts a subprocess")
 	}
 	e := newEnv(t, "")
-	east := client(t, e.east.ListenAddrs())
+	east := e.Client(t, "us-east")
 	createTopics(t, east, 2, "orders")
 	const first = 2000
-	produceN(t, east, "orders", 2, first)
+	e.produceN(t, "us-east", "orders", 2, first)
 
 	cmd := exec.Command(os.Args[0], "replicate", "-c", e.config)
 	cmd.Env = append(os.Environ(), "MIRRORCTL_TEST_MAIN=1")
@@ -300,7 +249,7 @@ func TestKill9ThenResumeLosesNothing(t *testing.T) {
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 
 	// Keep producing while the mirror copies, so the kill lands mid-stream.
-	prod := client(t, e.east.ListenAddrs(), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	prod := e.Client(t, "us-east", kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	stopProducing := make(chan struct{})
 	produced := make(chan int)
 	go func() {
@@ -325,7 +274,7 @@ func TestKill9ThenResumeLosesNothing(t *testing.T) {
 			time.Sleep(5 * time.Millisecond) // a steady stream, not a flood
 		}
 	}()
-	west := kadm.NewClient(client(t, e.west.ListenAddrs()))
+	west := kadm.NewClient(e.Client(t, "eu-west"))
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		ends, err := west.ListEndOffsets(context.Background(), "mirrorctl-progress.us-east.internal")
@@ -351,8 +300,9 @@ func TestKill9ThenResumeLosesNothing(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("resume: exit %d: %s", code, errOut)
 	}
+	copied := e.ReadAll(t, "eu-west", "us-east.orders")
 	for p := int32(0); p < 2; p++ {
-		got := values(t, e.west.ListenAddrs(), "us-east.orders", p)
+		got := values(copied[p])
 		want := make([]string, n)
 		for i := range want {
 			want[i] = fmt.Sprintf("p%d-%06d", p, i)
