@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mirrorctl/mirrorctl/internal/testkit"
+	"github.com/mirrorctl/mirrorctl/replicate"
 	"github.com/mirrorctl/mirrorctl/replicate/mm2"
 )
 
@@ -248,5 +249,54 @@ func TestTranslateNotReplicatedAndSourceDown(t *testing.T) {
 	}
 	if _, err := e.Translate(testkit.Context(t), []string{gCk}, ModeExact); err == nil {
 		t.Fatal("exact mode with the source down: no error")
+	}
+}
+
+// TestTranslateOffsetOlderThanEverySync pins the reason exact mode gives
+// when the group's committed offset (10) is older than every kept offset
+// sync (15->15, MM2's translateDownstream would answer -1) and the source
+// records that could place it are gone (deleted to the end, 20): no target
+// offset, no sync, no rereads, and a reason that names the empty partition,
+// the oldest sync and the mirror's progress.
+func TestTranslateOffsetOlderThanEverySync(t *testing.T) {
+	p := newPair(t)
+	topic := testkit.Name("orders")
+	remote := "us-east." + topic
+	p.CreateTopic(t, "us-east", topic, 1, nil)
+	p.CreateTopic(t, "eu-west", remote, 1, nil)
+	src := records(topic, 0, 0, 20)
+	p.Produce(t, "us-east", src...)
+	var copies []*kgo.Record
+	for _, r := range src {
+		copies = append(copies, copyOf(r, remote))
+	}
+	p.Produce(t, "eu-west", copies...)
+	p.CreateTopic(t, "us-east", "mm2-offset-syncs.eu-west.internal", 1, nil)
+	p.writeSyncs(t, mm2.OffsetSync{Topic: topic, Partition: 0, UpstreamOffset: 15, DownstreamOffset: 15})
+	progress := replicate.ProgressTopic(testFlow(t).Policy, "us-east")
+	p.CreateTopic(t, "eu-west", progress, 1, nil)
+	p.Produce(t, "eu-west", &kgo.Record{Topic: progress,
+		Key: []byte(`{"topic":"` + topic + `","partition":0}`), Value: []byte(`{"offset":20,"time_ms":0}`)})
+	if err := p.East.DeleteRecords(topic, 0, 20); err != nil {
+		t.Fatal(err)
+	}
+	g := testkit.Name("g-old")
+	p.Commit(t, "us-east", g, map[string]map[int32]int64{topic: {0: 10}})
+
+	res, err := p.engine(t, testFlow(t, topic)).Translate(testkit.Context(t), []string{g}, ModeExact)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rowOf(t, res, g, remote, 0)
+	wantReason := topic + "[0] on us-east holds no records (log start = end = 20); " +
+		"the group's offset 10 is older than every kept offset sync (oldest 15->15); " +
+		"the mirror's next source offset for " + topic + "[0] is 20"
+	if r.Reason != wantReason {
+		t.Errorf("reason %q\nwant   %q", r.Reason, wantReason)
+	}
+	if r.SourceTopic != topic || i64(r.SourceOffset) != "10" || r.TargetOffset != nil || r.Mode != ModeExact ||
+		r.Sync != nil || r.Rereads != nil || r.NotReplicated || r.Metadata != "meta-"+g {
+		t.Errorf("row %+v: source %s target %s rereads %s; want source 10, no target, exact, no sync, no rereads, replicated, metadata meta-%s",
+			r, i64(r.SourceOffset), i64(r.TargetOffset), i64(r.Rereads), g)
 	}
 }
