@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -57,32 +56,7 @@ func TestLagOnRealMM2Flow(t *testing.T) {
 			t.Fatalf("produce to %s: %v", topic, err)
 		}
 	}
-	props := filepath.Join(t.TempDir(), "mm2.properties")
-	writeFile(t, props, fmt.Sprintf(`clusters = us-east, eu-west
-us-east.bootstrap.servers = %[3]s
-eu-west.bootstrap.servers = %[4]s
-us-east->eu-west.enabled = true
-us-east->eu-west.topics = %[1]s
-us-east->eu-west.groups = %[2]s
-eu-west->us-east.enabled = false
-tasks.max = 1
-emit.checkpoints.interval.seconds = 1
-emit.heartbeats.interval.seconds = 1
-sync.group.offsets.enabled = false
-sync.topic.acls.enabled = false
-refresh.topics.interval.seconds = 2
-refresh.groups.interval.seconds = 2
-offset.lag.max = 10
-replication.factor = 1
-checkpoints.topic.replication.factor = 1
-heartbeats.topic.replication.factor = 1
-offset-syncs.topic.replication.factor = 1
-offset.storage.replication.factor = 1
-config.storage.replication.factor = 1
-status.storage.replication.factor = 1
-us-east.offset.flush.interval.ms = 1000
-eu-west.offset.flush.interval.ms = 1000
-`, topic, group, east, west))
+	props := writeMM2Props(t, topic, group, east, west)
 	produce(copied, time.Time{})
 	offs := kadm.Offsets{}
 	for p := int32(0); p < partitions; p++ {
@@ -91,25 +65,7 @@ eu-west.offset.flush.interval.ms = 1000
 	if resp, err := src.CommitOffsets(ctx, group, offs); err != nil || resp.Error() != nil {
 		t.Fatalf("commit %s on us-east: %v %v", group, err, resp.Error())
 	}
-	runScript(ctx, t, "mm2-start", props)
-	stopped := false
-	stop := func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		stopCtx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-		defer cancel()
-		if t.Failed() {
-			if out, err := tryScript(stopCtx, "logs", "mm2"); err == nil {
-				t.Logf("MirrorMaker 2 log tail:\n%s", out)
-			}
-		}
-		if _, err := tryScript(stopCtx, "mm2-stop"); err != nil {
-			t.Errorf("stop MirrorMaker 2: %v", err)
-		}
-	}
-	t.Cleanup(stop)
+	stop := startMM2(ctx, t, props)
 
 	// Wait for every record, the last offset sync (49) and a checkpoint per
 	// partition carrying the commit.

@@ -89,46 +89,8 @@ func TestRealMM2WritesMirrorctlReads(t *testing.T) {
 		}
 	}
 
-	props := filepath.Join(t.TempDir(), "mm2.properties")
-	writeFile(t, props, fmt.Sprintf(`# us-east -> eu-west for %[1]s only, tuned to checkpoint within seconds.
-clusters = us-east, eu-west
-us-east.bootstrap.servers = %[3]s
-eu-west.bootstrap.servers = %[4]s
-us-east->eu-west.enabled = true
-us-east->eu-west.topics = %[1]s
-us-east->eu-west.groups = %[2]s
-eu-west->us-east.enabled = false
-tasks.max = 1
-emit.checkpoints.interval.seconds = 1
-emit.heartbeats.interval.seconds = 1
-sync.group.offsets.enabled = false
-sync.topic.acls.enabled = false
-refresh.topics.interval.seconds = 2
-refresh.groups.interval.seconds = 2
-offset.lag.max = 10
-replication.factor = 1
-checkpoints.topic.replication.factor = 1
-heartbeats.topic.replication.factor = 1
-offset-syncs.topic.replication.factor = 1
-offset.storage.replication.factor = 1
-config.storage.replication.factor = 1
-status.storage.replication.factor = 1
-us-east.offset.flush.interval.ms = 1000
-eu-west.offset.flush.interval.ms = 1000
-`, topic, group, east, west))
-	runScript(ctx, t, "mm2-start", props)
-	t.Cleanup(func() {
-		stopCtx, stop := context.WithTimeout(context.Background(), 90*time.Second)
-		defer stop()
-		if t.Failed() {
-			if out, err := tryScript(stopCtx, "logs", "mm2"); err == nil {
-				t.Logf("MirrorMaker 2 log tail:\n%s", out)
-			}
-		}
-		if _, err := tryScript(stopCtx, "mm2-stop"); err != nil {
-			t.Errorf("stop MirrorMaker 2: %v", err)
-		}
-	})
+	props := writeMM2Props(t, topic, group, east, west)
+	startMM2(ctx, t, props)
 
 	produce(0, half)
 	pollUntil(ctx, t, 2*time.Minute, fmt.Sprintf("offset syncs for offset %d", half-1), func(ctx context.Context) (bool, string) {
@@ -457,4 +419,67 @@ func writeFile(t *testing.T, path, content string) {
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatalf("write %s: %v", path, err)
 	}
+}
+
+// writeMM2Props writes the mm2.properties the real-MirrorMaker-2 tests run
+// with (us-east -> eu-west for topic and group only, one broker per cluster,
+// checkpoints, heartbeats and refreshes every 1-2 s) in a temp dir and
+// returns its path. east and west are the bootstrap servers.
+func writeMM2Props(t *testing.T, topic, group, east, west string) string {
+	t.Helper()
+	props := filepath.Join(t.TempDir(), "mm2.properties")
+	writeFile(t, props, fmt.Sprintf(`# us-east -> eu-west for %[1]s only, tuned to checkpoint within seconds.
+clusters = us-east, eu-west
+us-east.bootstrap.servers = %[3]s
+eu-west.bootstrap.servers = %[4]s
+us-east->eu-west.enabled = true
+us-east->eu-west.topics = %[1]s
+us-east->eu-west.groups = %[2]s
+eu-west->us-east.enabled = false
+tasks.max = 1
+emit.checkpoints.interval.seconds = 1
+emit.heartbeats.interval.seconds = 1
+sync.group.offsets.enabled = false
+sync.topic.acls.enabled = false
+refresh.topics.interval.seconds = 2
+refresh.groups.interval.seconds = 2
+offset.lag.max = 10
+replication.factor = 1
+checkpoints.topic.replication.factor = 1
+heartbeats.topic.replication.factor = 1
+offset-syncs.topic.replication.factor = 1
+offset.storage.replication.factor = 1
+config.storage.replication.factor = 1
+status.storage.replication.factor = 1
+us-east.offset.flush.interval.ms = 1000
+eu-west.offset.flush.interval.ms = 1000
+`, topic, group, east, west))
+	return props
+}
+
+// startMM2 starts MirrorMaker 2 on props (scripts/kafka.sh mm2-start) and
+// returns the function that stops it, also run at t's cleanup; it stops
+// only once, and prints MM2's log tail first if t has failed.
+func startMM2(ctx context.Context, t *testing.T, props string) (stop func()) {
+	t.Helper()
+	runScript(ctx, t, "mm2-start", props)
+	stopped := false
+	stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		stopCtx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		if t.Failed() {
+			if out, err := tryScript(stopCtx, "logs", "mm2"); err == nil {
+				t.Logf("MirrorMaker 2 log tail:\n%s", out)
+			}
+		}
+		if _, err := tryScript(stopCtx, "mm2-stop"); err != nil {
+			t.Errorf("stop MirrorMaker 2: %v", err)
+		}
+	}
+	t.Cleanup(stop)
+	return stop
 }
