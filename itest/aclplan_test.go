@@ -810,13 +810,19 @@ func opTranslate(ctx context.Context, e *aclEnv, r *aclRun) error {
 		if mode == "checkpoint" {
 			want = "checkpoint"
 		}
-		translated := 0
+		translated, rows := 0, 0
 		for _, g := range res.Groups {
 			for _, p := range g.Partitions {
+				rows++
 				if g.Group == r.group && p.Topic == r.remote && p.TargetOffset != nil && p.Mode == want {
 					translated++
 				}
 			}
+		}
+		if rows == 0 {
+			// Kafka's OffsetFetch for all of a group's topics leaves out,
+			// without an error, those the principal may not DESCRIBE.
+			return fmt.Errorf("--mode %s: no rows: the group shows no commits on %s (OffsetFetch omits topics the principal may not describe)", mode, r.east)
 		}
 		if translated != 2 {
 			return fmt.Errorf("--mode %s: %d partitions translated in mode %s, want 2: %s", mode, translated, want, out)
