@@ -872,6 +872,9 @@ func opFailover(ctx context.Context, e *aclEnv, r *aclRun) error {
 	if !res.Applied || done != 3 {
 		return fmt.Errorf("%d partitions committed and verified, want 3: %s", done, out)
 	}
+	if audit, err := os.ReadFile(r.audit); err != nil || !strings.Contains(string(audit), r.group) {
+		return fmt.Errorf("no audit entry for the commits in %s: %v", r.audit, err)
+	}
 	return nil
 }
 
