@@ -5,7 +5,7 @@
 // [Build] walks each flow's enabled features (replicate, offset syncs,
 // checkpoints, sync.group.offsets, sync.topic.configs, sync.topic.acls,
 // heartbeats, mirrorctl's progress topic, and optionally what a failover
-// principal needs for translate and failover) and, for each Kafka API the
+// principal needs for translate, failover and lag) and, for each Kafka API the
 // replicate engine calls, adds the binding Kafka's authorizer checks
 // (e.g. Fetch -> READ on the topic, CreatePartitions -> ALTER,
 // IncrementalAlterConfigs -> ALTER_CONFIGS, OffsetCommit -> READ on the
