@@ -60,7 +60,8 @@ const (
 //	buffer.memory                     MaxBufferedBytes
 //	delivery.timeout.ms               RecordDeliveryTimeout
 //	retries                           RecordRetries
-//	retry.backoff.ms, retry.backoff.max.ms  RetryBackoffFn (doubling, no jitter; Java defaults 100 ms, 1 s)
+//	retry.backoff.ms, retry.backoff.max.ms  RetryBackoffFn (doubling, no jitter; Java defaults 100 ms, 1 s,
+//	                                  applied when unset too) and MetadataMinAge = retry.backoff.ms (at most 5s)
 //	request.timeout.ms                RequestTimeoutOverhead (clamped to 100ms..15m) and ProduceRequestTimeout
 //	default.api.timeout.ms            RetryTimeout
 //	fetch.min.bytes, fetch.max.bytes, fetch.max.wait.ms, max.partition.fetch.bytes
@@ -75,7 +76,7 @@ const (
 //	auto.commit.interval.ms, group.instance.id  AutoCommitInterval, InstanceID
 //	enable.auto.commit=false          warning only: kgo.DisableAutoCommit needs kgo.ConsumerGroup, which the caller passes
 //	connections.max.idle.ms           ConnIdleTimeout (clamped to 100ms..15m; -1 = 15m)
-//	metadata.max.age.ms               MetadataMaxAge (at most 1h; below 5s also MetadataMinAge)
+//	metadata.max.age.ms               MetadataMaxAge (at most 1h; below retry.backoff.ms also MetadataMinAge)
 //	socket.connection.setup.timeout.ms  DialTimeout
 //	enable.metrics.push=false         DisableClientMetrics (KIP-714)
 //
@@ -448,17 +449,22 @@ func (b *builder) common() {
 	if d, ok := b.millis("default.api.timeout.ms", 0); ok {
 		b.add(kgo.RetryTimeout(d))
 	}
+	// Java's retry defaults apply even when unset: kgo's own (250 ms up
+	// to 2.5 s, and 5 s between metadata refreshes) would stall a first
+	// produce to a topic created a moment ago, which the broker answers
+	// with NOT_LEADER_OR_FOLLOWER until it has loaded the partition.
+	// Java clients refresh metadata after such an error no sooner than
+	// retry.backoff.ms, so that is kgo's MetadataMinAge too.
 	base, hasBase := b.millis("retry.backoff.ms", 0)
 	maxB, hasMax := b.millis("retry.backoff.max.ms", 0)
-	if hasBase || hasMax {
-		if !hasBase {
-			base = javaRetryBackoff
-		}
-		if !hasMax {
-			maxB = max(javaRetryBackoffMax, base)
-		}
-		b.add(kgo.RetryBackoffFn(backoff(base, maxB)))
+	if !hasBase {
+		base = javaRetryBackoff
 	}
+	if !hasMax {
+		maxB = max(javaRetryBackoffMax, base)
+	}
+	b.add(kgo.RetryBackoffFn(backoff(base, maxB)))
+	metaMin := max(base, kgoMinMetaMinAge)
 	if n, ok := b.integer("connections.max.idle.ms", -1, math.MaxInt64/int64(time.Millisecond)); ok {
 		d := time.Duration(n) * time.Millisecond
 		if n == -1 {
@@ -471,10 +477,9 @@ func (b *builder) common() {
 	if d, ok := b.millis("metadata.max.age.ms", 0); ok {
 		d = b.clamp("metadata.max.age.ms", d, kgoMinMetaMinAge, kgoMaxMetadataMaxAge)
 		b.add(kgo.MetadataMaxAge(d))
-		if d < kgoDefaultMetaMinAge {
-			b.add(kgo.MetadataMinAge(d))
-		}
+		metaMin = min(metaMin, d)
 	}
+	b.add(kgo.MetadataMinAge(min(metaMin, kgoDefaultMetaMinAge)))
 	if d, ok := b.millis("socket.connection.setup.timeout.ms", 1); ok {
 		b.add(kgo.DialTimeout(d))
 	}

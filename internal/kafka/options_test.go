@@ -88,7 +88,10 @@ func TestOptionsMapping(t *testing.T) {
 		{"connections.max.idle.ms", "10", kgo.ConnIdleTimeout, 100 * time.Millisecond},
 		{"metadata.max.age.ms", "300000", kgo.MetadataMaxAge, 5 * time.Minute},
 		{"metadata.max.age.ms", "7200000", kgo.MetadataMaxAge, time.Hour},
-		{"metadata.max.age.ms", "1000", kgo.MetadataMinAge, time.Second},
+		{"metadata.max.age.ms", "1000", kgo.MetadataMinAge, 100 * time.Millisecond},
+		{"metadata.max.age.ms", "50", kgo.MetadataMinAge, 50 * time.Millisecond},
+		{"retry.backoff.ms", "250", kgo.MetadataMinAge, 250 * time.Millisecond},
+		{"retry.backoff.ms", "60000", kgo.MetadataMinAge, 5 * time.Second},
 		{"socket.connection.setup.timeout.ms", "10000", kgo.DialTimeout, 10 * time.Second},
 		{"enable.metrics.push", "false", kgo.DisableClientMetrics, true},
 	}
@@ -159,6 +162,7 @@ func TestRetryBackoff(t *testing.T) {
 		{map[string]string{"retry.backoff.ms": "50", "retry.backoff.max.ms": "150"}, []time.Duration{50, 100, 150, 150}},
 		{map[string]string{"retry.backoff.max.ms": "300"}, []time.Duration{100, 200, 300}},
 		{map[string]string{"retry.backoff.ms": "2000"}, []time.Duration{2000, 2000}},
+		{nil, []time.Duration{100, 200, 400, 800, 1000, 1000}}, // Java's defaults, not kgo's
 	}
 	for _, tt := range tests {
 		cl, _ := build(t, tt.props)
