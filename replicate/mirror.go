@@ -304,51 +304,8 @@ func (fr *flowRunner) run(ctx context.Context) (err error) {
 	if fr.tgt, err = fr.clients.Admin(cfg.Target); err != nil {
 		return err
 	}
-	if err := ensureProgressTopic(ctx, cfg, fr.tgt); err != nil {
-		return fmt.Errorf("flow %s: %w", cfg.Name(), err)
-	}
 	syncAlias, syncTopic := cfg.offsetSyncsCluster()
 	fr.syncTopic = syncTopic
-	if cfg.EmitOffsetSyncs {
-		adm := fr.src
-		if syncAlias == cfg.Target {
-			adm = fr.tgt
-		}
-		if err := ensureInternalTopic(ctx, adm, syncTopic, cfg.OffsetSyncsReplicationFactor); err != nil {
-			return fmt.Errorf("flow %s: %w", cfg.Name(), err)
-		}
-	}
-	plan, err := PlanFlow(ctx, cfg, fr.src, fr.tgt)
-	if err != nil {
-		return err
-	}
-	if err := applyPlan(ctx, cfg, plan, fr.src, fr.tgt); err != nil {
-		return err
-	}
-	if cfg.SyncTopicConfigs {
-		if err := syncConfigs(ctx, cfg, plan, fr.src, fr.tgt); err != nil {
-			fr.log.Warn("topic config sync failed", "err", err)
-		}
-	}
-	if cfg.SyncTopicACLs {
-		fr.syncACLs(ctx)
-	}
-	progress, err := loadProgress(ctx, fr.clients, cfg, fr.log)
-	if err != nil {
-		return fmt.Errorf("flow %s: load progress: %w", cfg.Name(), err)
-	}
-	assign, err := fr.addPartitions(ctx, plan, progress)
-	if err != nil {
-		return err
-	}
-	if fr.consumer, err = fr.clients.Client(cfg.Source, "consumer",
-		kgo.ConsumePartitions(assign),
-		kgo.KeepControlRecords(),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-	); err != nil {
-		return err
-	}
-	defer fr.consumer.Close()
 	// No delivery timeout for copies: kgo dates a record from its
 	// timestamp, and copies keep the source's, so a delivery.timeout.ms
 	// would fail every record older than it at once.
@@ -363,14 +320,82 @@ func (fr *flowRunner) run(ctx context.Context) (err error) {
 		}
 		defer fr.syncProducer.Close()
 	}
-	if cfg.EmitCheckpoints {
-		c := newCheckpointer(cfg, fr.clients, fr.log, fr.now, fr.src, fr.tgt, fr.producer)
-		c.obs = fr.obs
-		if err := c.start(ctx); err != nil {
-			return err
+
+	// The start-up steps below are independent of each other and each a
+	// few admin round trips, so they run at once: a --once run of a small
+	// backlog is mostly start-up.
+	var (
+		plan     *Plan
+		progress map[tp]int64
+		ckpt     *checkpointer
+	)
+	steps := []func(context.Context) error{
+		func(ctx context.Context) error {
+			if err := ensureProgressTopic(ctx, cfg, fr.tgt); err != nil {
+				return fmt.Errorf("flow %s: %w", cfg.Name(), err)
+			}
+			var err error
+			if progress, err = loadProgress(ctx, fr.clients, cfg, fr.log); err != nil {
+				return fmt.Errorf("flow %s: load progress: %w", cfg.Name(), err)
+			}
+			return nil
+		},
+		func(ctx context.Context) (err error) {
+			if plan, err = PlanFlow(ctx, cfg, fr.src, fr.tgt); err != nil {
+				return err
+			}
+			if err := applyPlan(ctx, cfg, plan, fr.src, fr.tgt); err != nil {
+				return err
+			}
+			if cfg.SyncTopicConfigs {
+				if err := syncConfigs(ctx, cfg, plan, fr.src, fr.tgt); err != nil {
+					fr.log.Warn("topic config sync failed", "err", err)
+				}
+			}
+			return nil
+		},
+	}
+	if cfg.EmitOffsetSyncs {
+		adm := fr.src
+		if syncAlias == cfg.Target {
+			adm = fr.tgt
 		}
+		steps = append(steps, func(ctx context.Context) error {
+			if err := ensureInternalTopic(ctx, adm, syncTopic, cfg.OffsetSyncsReplicationFactor); err != nil {
+				return fmt.Errorf("flow %s: %w", cfg.Name(), err)
+			}
+			return nil
+		})
+	}
+	if cfg.SyncTopicACLs {
+		steps = append(steps, func(ctx context.Context) error { fr.syncACLs(ctx); return nil })
+	}
+	if cfg.EmitCheckpoints {
+		ckpt = newCheckpointer(cfg, fr.clients, fr.log, fr.now, fr.src, fr.tgt, fr.producer)
+		ckpt.obs = fr.obs
+		steps = append(steps, ckpt.start)
+	}
+	if err := concurrently(ctx, steps...); err != nil {
+		return err
+	}
+	assign, err := fr.addPartitions(ctx, plan, progress)
+	if err != nil {
+		return err
+	}
+	if fr.consumer, err = fr.clients.Client(cfg.Source, "consumer",
+		kgo.ConsumePartitions(assign),
+		kgo.KeepControlRecords(),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+	); err != nil {
+		return err
+	}
+	defer fr.consumer.Close()
+	// The consumer fetches in the background while the target loads the
+	// partitions just created, so the first copies find both ready.
+	fr.awaitServed(ctx, plan)
+	if ckpt != nil {
 		fr.pmu.Lock()
-		fr.ckpt = c
+		fr.ckpt = ckpt
 		fr.pmu.Unlock()
 	}
 	fr.log.Info("flow started", "topics", len(plan.Replicated()), "partitions", len(fr.parts))
@@ -406,6 +431,48 @@ func (fr *flowRunner) run(ctx context.Context) (err error) {
 		return fr.checkpointOnce(ctx)
 	}
 	return nil
+}
+
+// awaitServed waits, at most 10 s, until the target serves every partition
+// the plan created or added, so the first copies are not refused and backed
+// off (see awaitLeaders). Not being served in time is only logged.
+func (fr *flowRunner) awaitServed(ctx context.Context, plan *Plan) {
+	var topics []string
+	for _, t := range plan.Topics {
+		if t.Action == ActionCreate || t.Action == ActionGrow {
+			topics = append(topics, t.RemoteTopic)
+		}
+	}
+	start := time.Now()
+	if err := awaitLeaders(ctx, fr.producer, topics, 10*time.Second); err != nil {
+		if ctx.Err() == nil {
+			fr.log.Warn("new remote partitions not served yet; copies will be retried", "err", err)
+		}
+		return
+	}
+	if len(topics) > 0 {
+		fr.log.Debug("new remote partitions served", "topics", len(topics), "waited", time.Since(start))
+	}
+}
+
+// concurrently runs steps at once and waits for all of them. The first error
+// cancels the others' context; every step's error is returned, joined.
+func concurrently(ctx context.Context, steps ...func(context.Context) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make([]error, len(steps))
+	var wg sync.WaitGroup
+	for i, step := range steps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if errs[i] = step(ctx); errs[i] != nil {
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // checkpointOnce is --once's checkpoint pass: with the offset syncs of this
@@ -906,6 +973,7 @@ func (fr *flowRunner) refreshTopics(ctx context.Context) error {
 	if err := applyPlan(ctx, fr.cfg, plan, fr.src, fr.tgt); err != nil {
 		return err
 	}
+	fr.awaitServed(ctx, plan)
 	assign, err := fr.addPartitions(ctx, plan, nil)
 	if err != nil {
 		return err
@@ -927,16 +995,26 @@ func (fr *flowRunner) shutdown(ctx context.Context) error {
 		errs = append(errs, fmt.Errorf("flow %s: flush copies: %w", fr.cfg.Name(), err))
 	}
 	fr.waitRetries(sctx)
+	// The last offset syncs and the last progress go to different topics
+	// and depend only on what is acknowledged by now, so they are written
+	// at once. Each uses sctx: one failing must not cut the other short.
+	steps := []func(context.Context) error{func(context.Context) error {
+		if err := fr.writeProgress(sctx); err != nil {
+			return fmt.Errorf("flow %s: write progress: %w", fr.cfg.Name(), err)
+		}
+		return nil
+	}}
 	if fr.cfg.EmitOffsetSyncs {
 		fr.promoteDelayed()
 		fr.sendSyncs()
-		if err := fr.syncProducer.Flush(sctx); err != nil {
-			errs = append(errs, fmt.Errorf("flow %s: flush offset syncs: %w", fr.cfg.Name(), err))
-		}
+		steps = append(steps, func(context.Context) error {
+			if err := fr.syncProducer.Flush(sctx); err != nil {
+				return fmt.Errorf("flow %s: flush offset syncs: %w", fr.cfg.Name(), err)
+			}
+			return nil
+		})
 	}
-	if err := fr.writeProgress(sctx); err != nil {
-		errs = append(errs, fmt.Errorf("flow %s: write progress: %w", fr.cfg.Name(), err))
-	}
+	errs = append(errs, concurrently(sctx, steps...))
 	fr.log.Info("flow stopped")
 	return errors.Join(errs...)
 }

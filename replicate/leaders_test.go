@@ -1,0 +1,63 @@
+package replicate
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mirrorctl/mirrorctl/internal/testkit"
+)
+
+func TestAwaitLeaders(t *testing.T) {
+	p := testkit.NewPair(t)
+	ctx := testkit.Context(t)
+	cl := p.Client(t, testkit.West)
+	a, b := testkit.Name("served-a"), testkit.Name("served-b")
+	p.CreateTopic(t, testkit.West, a, 3, nil)
+	p.CreateTopic(t, testkit.West, b, 2, nil)
+
+	if err := awaitLeaders(ctx, cl, nil, time.Second); err != nil {
+		t.Errorf("no topics: %v", err)
+	}
+	if err := awaitLeaders(ctx, cl, []string{a, b}, 5*time.Second); err != nil {
+		t.Errorf("served topics: %v", err)
+	}
+
+	missing := testkit.Name("never-created")
+	start := time.Now()
+	err := awaitLeaders(ctx, cl, []string{a, missing}, 200*time.Millisecond)
+	if err == nil {
+		t.Fatal("a topic that does not exist was reported served")
+	}
+	if !strings.Contains(err.Error(), missing) || !strings.Contains(err.Error(), "not served after 200ms") {
+		t.Errorf("error %q does not name %s and the wait", err, missing)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("bounded wait of 200ms took %s", took)
+	}
+}
+
+func TestConcurrently(t *testing.T) {
+	errA, errB := errors.New("a failed"), errors.New("b failed")
+	cancelled := make(chan bool, 1)
+	err := concurrently(context.Background(),
+		func(context.Context) error { return errA },
+		func(ctx context.Context) error {
+			<-ctx.Done() // the first error cancels the others
+			cancelled <- true
+			return errB
+		},
+		func(context.Context) error { return nil },
+	)
+	if !errors.Is(err, errA) || !errors.Is(err, errB) {
+		t.Errorf("err = %v, want both step errors joined", err)
+	}
+	if !<-cancelled {
+		t.Error("the waiting step was not cancelled")
+	}
+	if err := concurrently(context.Background(), func(context.Context) error { return nil }); err != nil {
+		t.Errorf("all steps succeeded, err = %v", err)
+	}
+}
