@@ -717,7 +717,31 @@ func createTopic(ctx context.Context, addrs, topic string, partitions int32) err
 	if err == nil {
 		err = resp.Err
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	// The broker answers CreateTopics before it serves the new partitions
+	// (about 250 ms here); a produce in that window is refused and backed
+	// off. The pipe is the ceiling, so its window starts once they serve.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ends, err := adm.ListEndOffsets(ctx, topic)
+		served := 0
+		if err == nil {
+			ends.Each(func(o kadm.ListedOffset) {
+				if o.Err == nil {
+					served++
+				}
+			})
+			if served == int(partitions) {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s: %d of %d partitions served after 30s (%v)", topic, served, partitions, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // ---------------------------------------------------------------- pipe
