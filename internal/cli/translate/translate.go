@@ -165,6 +165,7 @@ func runTranslate(ctx context.Context, opts *TranslateOptions) error {
 	if res.SourceDown {
 		fmt.Fprintf(opts.IO.ErrOut, "%s source %s did not answer; rows come from checkpoints: %s\n", output.NewStyles(opts.IO).Warn("warning:"), res.Source, res.SourceErr)
 	}
+	WarnEmpty(opts.IO, res)
 	if opts.Output() == output.FormatJSON {
 		return output.WriteJSON(opts.IO.Out, Result{Envelope: output.NewEnvelope(), Source: res.Source, Target: res.Target, Groups: res.Groups})
 	}
@@ -179,6 +180,21 @@ func runTranslate(ctx context.Context, opts *TranslateOptions) error {
 		}
 	}
 	return t.Render(opts.IO, opts.Output())
+}
+
+// WarnEmpty writes a warning to stderr for every group of res without a
+// row: it has no commit on the flow's topics, or the principal may not see
+// them, since OffsetFetch for all of a group's topics silently leaves out
+// those the caller cannot DESCRIBE (Kafka's OffsetFetch API).
+func WarnEmpty(io *iostreams.IOStreams, res *failover.TranslateResult) {
+	for _, g := range res.Groups {
+		if len(g.Partitions) == 0 {
+			fmt.Fprintf(io.ErrOut, "%s group %s has no committed offset on the topics flow %s->%s mirrors; "+
+				"if it has commits there, the principal may lack DESCRIBE (or READ) on those topics on %s "+
+				"(see mirrorctl acl-plan --failover-principal)\n",
+				output.NewStyles(io).Warn("warning:"), g.Group, res.Source, res.Target, res.Source)
+		}
+	}
 }
 
 // Opt renders an optional offset or count: "-" when absent.

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mirrorctl/mirrorctl/failover"
 	"github.com/mirrorctl/mirrorctl/internal/cli/cmdutil"
 	"github.com/mirrorctl/mirrorctl/internal/cli/translate"
 	"github.com/mirrorctl/mirrorctl/internal/iostreams"
@@ -52,5 +53,21 @@ func TestOpt(t *testing.T) {
 	v := int64(42)
 	if translate.Opt(nil) != "-" || translate.Opt(&v) != "42" {
 		t.Fatal("Opt")
+	}
+}
+
+func TestWarnEmpty(t *testing.T) {
+	ios, _, _, errOut := iostreams.Test()
+	res := &failover.TranslateResult{Source: "us-east", Target: "eu-west", Groups: []failover.GroupTranslation{
+		{Group: "billing", Partitions: []failover.Translation{{SourceTopic: "orders", Topic: "us-east.orders"}}},
+		{Group: "ghost"},
+	}}
+	translate.WarnEmpty(ios, res)
+	got := errOut.String()
+	want := "warning: group ghost has no committed offset on the topics flow us-east->eu-west mirrors; " +
+		"if it has commits there, the principal may lack DESCRIBE (or READ) on those topics on us-east " +
+		"(see mirrorctl acl-plan --failover-principal)\n"
+	if got != want {
+		t.Errorf("stderr = %q, want %q", got, want)
 	}
 }
