@@ -3,6 +3,7 @@ package replicate
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -59,5 +60,27 @@ func TestConcurrently(t *testing.T) {
 	}
 	if err := concurrently(context.Background(), func(context.Context) error { return nil }); err != nil {
 		t.Errorf("all steps succeeded, err = %v", err)
+	}
+}
+
+func TestRunErrorsDropsEchoedCancellation(t *testing.T) {
+	cause := errors.New("heartbeats us-east->eu-west: TOPIC_AUTHORIZATION_FAILED")
+	echo := fmt.Errorf("flow us-east->eu-west: %w", context.Canceled)
+
+	var e runErrors
+	e.add(context.Background(), cause)
+	e.add(context.Background(), echo)
+	if len(e.errs) != 1 || e.errs[0] != cause {
+		t.Errorf("errs = %v, want only the cause", e.errs)
+	}
+
+	// The caller's own interrupt is kept, even as the first error.
+	parent, cancel := context.WithCancel(context.Background())
+	cancel()
+	var i runErrors
+	i.add(parent, echo)
+	i.add(parent, cause)
+	if len(i.errs) != 2 || !errors.Is(errors.Join(i.errs...), context.Canceled) {
+		t.Errorf("errs = %v, want the interrupt and the cause", i.errs)
 	}
 }

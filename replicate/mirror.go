@@ -81,17 +81,15 @@ func New(opts Options) (*Mirror, error) {
 // stopped too), and, after all flows stopped, the [RecordError]s of partitions
 // that stopped because the target refused a record, joined.
 func (m *Mirror) Run(ctx context.Context) error {
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
 		wg   sync.WaitGroup
-		emu  sync.Mutex
-		errs []error
+		errs runErrors
 	)
 	fail := func(err error) {
-		emu.Lock()
-		errs = append(errs, err)
-		emu.Unlock()
+		errs.add(parent, err)
 		cancel()
 	}
 	for _, f := range m.opts.Flows {
@@ -136,10 +134,30 @@ func (m *Mirror) Run(ctx context.Context) error {
 	wg.Wait()
 	m.mu.Lock()
 	for _, r := range m.runners {
-		errs = append(errs, r.recordErrors()...)
+		errs.errs = append(errs.errs, r.recordErrors()...)
 	}
 	m.mu.Unlock()
-	return errors.Join(errs...)
+	return errors.Join(errs.errs...)
+}
+
+// runErrors collects the errors of a Mirror's goroutines. The first error
+// stops the others by cancelling their context; the cancellations that
+// follow are its echo, not errors of their own, and are dropped, so the
+// caller sees (and reports, and exits on) the cause, not "interrupted".
+// When the caller's context ends, cancellations are kept: they are the
+// caller's interrupt.
+type runErrors struct {
+	mu   sync.Mutex
+	errs []error
+}
+
+func (e *runErrors) add(parent context.Context, err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.errs) > 0 && parent.Err() == nil && errors.Is(err, context.Canceled) {
+		return
+	}
+	e.errs = append(e.errs, err)
 }
 
 // GroupStats returns, per flow and consumer group, the checkpoints kept and
