@@ -113,6 +113,7 @@ func main() {
 	runs := flag.Int("runs", 3, "runs per contender and data set, alternating; the median is reported")
 	latency := flag.Duration("latency", 60*time.Second, "how long to produce at the fixed rate in the latency phase (0 skips it)")
 	latRuns := flag.Int("latency-runs", 3, "latency runs per contender, alternating; the median is reported")
+	latRate := flag.Float64("latency-rate", 0, "records/s offered in the latency phase (default: half the bare pipe's median rate on the mix)")
 	out := flag.String("out", "", "also write the results as Markdown to this file (default bench/results/<date>.md)")
 	only := flag.String("only", "", "comma-separated contender kinds to run (mm2,mirrorctl,pipe); default all")
 	flag.StringVar(&wrap, "wrap", "", "prefix for the mirrorctl and pipe commands of the throughput phase, %s = a name for the run, "+
@@ -131,7 +132,7 @@ func main() {
 		*out = filepath.Join("bench", "results", time.Now().UTC().Format("2006-01-02")+".md")
 	}
 	sets := []dataset{{name: "100 B", records: *small, size: 100}, {name: "1 KB", records: *large, size: 1024}, {name: "mix", records: *mixN}}
-	if err := run(e, sets, *runs, *latency, *latRuns, *out, *only); err != nil {
+	if err := run(e, sets, *runs, *latency, *latRuns, *latRate, *out, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -157,7 +158,7 @@ type latResult struct {
 // (see the throughput phase), to keep the phase within ~15 minutes.
 func inLatency(c contender) bool { return !(c.kind == "mirrorctl" && (c.tuned || c.precreated)) }
 
-func run(e env, sets []dataset, runs int, latency time.Duration, latRuns int, out, only string) error {
+func run(e env, sets []dataset, runs int, latency time.Duration, latRuns int, latRate float64, out, only string) error {
 	if _, err := os.Stat(e.mirrorctl); err != nil {
 		return fmt.Errorf("%w (run `make build` first)", err)
 	}
@@ -209,11 +210,14 @@ func run(e env, sets []dataset, runs int, latency time.Duration, latRuns int, ou
 		return err
 	}
 	if latency > 0 {
-		pipe := results["bare franz-go pipe"][mix.name]
-		if len(pipe) == 0 {
-			return fmt.Errorf("the latency phase needs the bare pipe's rate on %s", mix.name)
+		switch pipe := results["bare franz-go pipe"][mix.name]; {
+		case latRate > 0:
+			rate = latRate
+		case len(pipe) == 0:
+			return fmt.Errorf("the latency phase needs the bare pipe's rate on %s (or -latency-rate)", mix.name)
+		default:
+			rate = float64(mix.records) / median(pipe, func(r result) float64 { return r.seconds }) / 2
 		}
-		rate = float64(mix.records) / median(pipe, func(r result) float64 { return r.seconds }) / 2
 		for r := 0; r < latRuns; r++ {
 			for _, c := range cs {
 				if !inLatency(c) {
@@ -968,11 +972,12 @@ func report(e env, cs []contender, sets []dataset, runs int, results map[string]
 			runs = max(runs, len(l))
 		}
 		fmt.Fprintf(&b, "End-to-end latency (copy read on the target minus the source record's timestamp), mixed records at "+
-			"a fixed %.0f records/s (half the bare pipe's median on the mix) for %s, %d runs per contender in alternation, "+
-			"median with [min-max]; continuous mode (mirrorctl without --once). RECEIVED is the median of copies read "+
-			"of those sent, within %s of the end of the load:\n\n```\n", rate, latency, runs, tailWait)
+			"a fixed %.0f records/s asked (by default half the bare pipe's median on the mix) for %s, %d runs per contender "+
+			"in alternation, median with [min-max]; continuous mode (mirrorctl without --once). RECEIVED is the median of "+
+			"copies read of those sent, within %s of the end of the load; OFFERED is what the load producer achieved "+
+			"(records sent / %s), lower when the contender leaves it too little CPU:\n\n```\n", rate, latency, runs, tailWait, latency)
 		w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(w, "CONTENDER\tRECEIVED / SENT\tP50 MS [min-max]\tP99 MS [min-max]\tMAX MS")
+		fmt.Fprintln(w, "CONTENDER\tOFFERED REC/S\tRECEIVED / SENT\tP50 MS [min-max]\tP99 MS [min-max]\tMAX MS")
 		for _, c := range cs {
 			l := lat[c.name]
 			if l == nil {
@@ -987,7 +992,7 @@ func report(e env, cs []contender, sets []dataset, runs int, results map[string]
 				return fmt.Sprintf("%.1f [%.1f-%.1f]", v[len(v)/2], v[0], v[len(v)-1])
 			}
 			got, sent := latMedian(l, func(r latResult) float64 { return float64(r.got) }), latMedian(l, func(r latResult) float64 { return float64(r.sent) })
-			fmt.Fprintf(w, "%s\t%.0f / %.0f\t%s\t%s\t%.1f\n", latName(c.name), got, sent,
+			fmt.Fprintf(w, "%s\t%.0f\t%.0f / %.0f\t%s\t%s\t%.1f\n", latName(c.name), sent/latency.Seconds(), got, sent,
 				f(func(r latResult) time.Duration { return r.p50 }), f(func(r latResult) time.Duration { return r.p99 }),
 				latMedian(l, func(r latResult) float64 { return float64(r.pmax.Microseconds()) / 1000 }))
 		}
