@@ -603,19 +603,6 @@ func latencyRun(ctx context.Context, e env, c contender, ds dataset, rate float6
 	return lats, sent, nil
 }
 
-// latMedian is the median of f over the runs l.
-func latMedian(l []latResult, f func(latResult) float64) float64 {
-	v := make([]float64, len(l))
-	for i, r := range l {
-		v[i] = f(r)
-	}
-	sort.Float64s(v)
-	if len(v) == 0 {
-		return math.NaN()
-	}
-	return v[len(v)/2]
-}
-
 func pct(ls []time.Duration, p float64) time.Duration {
 	if len(ls) == 0 {
 		return 0
@@ -879,7 +866,8 @@ func pipeMain(args []string) error {
 
 // ---------------------------------------------------------------- report
 
-func median(rs []result, f func(result) float64) float64 {
+// median is the median of f over the runs rs (NaN without runs).
+func median[T any](rs []T, f func(T) float64) float64 {
 	v := make([]float64, len(rs))
 	for i, r := range rs {
 		v[i] = f(r)
@@ -991,10 +979,10 @@ func report(e env, cs []contender, sets []dataset, runs int, results map[string]
 				sort.Float64s(v)
 				return fmt.Sprintf("%.1f [%.1f-%.1f]", v[len(v)/2], v[0], v[len(v)-1])
 			}
-			got, sent := latMedian(l, func(r latResult) float64 { return float64(r.got) }), latMedian(l, func(r latResult) float64 { return float64(r.sent) })
+			got, sent := median(l, func(r latResult) float64 { return float64(r.got) }), median(l, func(r latResult) float64 { return float64(r.sent) })
 			fmt.Fprintf(w, "%s\t%.0f\t%.0f / %.0f\t%s\t%s\t%.1f\n", latName(c.name), sent/latency.Seconds(), got, sent,
 				f(func(r latResult) time.Duration { return r.p50 }), f(func(r latResult) time.Duration { return r.p99 }),
-				latMedian(l, func(r latResult) float64 { return float64(r.pmax.Microseconds()) / 1000 }))
+				median(l, func(r latResult) float64 { return float64(r.pmax.Microseconds()) / 1000 }))
 		}
 		w.Flush()
 		b.WriteString("```\n\n")
@@ -1047,7 +1035,7 @@ func targets(sets []dataset, results map[string]map[string][]result, lat map[str
 				m, ds.name, r1, mark(r1 >= 2), r2, mark(r2 >= 2), 100*r3, mark(r3 >= 0.85), rr, mark(rr <= 0.25))
 		}
 		p99 := func(l []latResult) time.Duration {
-			return time.Duration(latMedian(l, func(r latResult) float64 { return float64(r.p99) }))
+			return time.Duration(median(l, func(r latResult) float64 { return float64(r.p99) }))
 		}
 		if l, ok := lat[m]; ok {
 			p := p99(l)
