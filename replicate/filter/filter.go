@@ -146,6 +146,24 @@ func CompileList(key, value string) (*Pattern, error) {
 	return p, nil
 }
 
+// Names returns the items of p written as plain names ("orders",
+// "orders.v1"): no regex metacharacter but ".", which names use as a
+// separator although the regex reads it as any character. Nil for a nil or
+// empty Pattern.
+func (p *Pattern) Names() []string {
+	if p == nil {
+		return nil
+	}
+	var out []string
+	for _, it := range p.items {
+		bare := strings.ReplaceAll(it, ".", "")
+		if bare != "" && regexp.QuoteMeta(bare) == bare {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
 // anchor wraps body as ^(?:body)$ for a whole-name match (Java
 // Matcher.matches). An unterminated \Q quotes to the end of the pattern in
 // Java; here it is closed with \E before the wrapper's ")".

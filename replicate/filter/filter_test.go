@@ -306,3 +306,24 @@ func TestCompileListErrorNamesTheItemOnly(t *testing.T) {
 		t.Fatalf("error %v: want the item named, without the anchoring wrapper", err)
 	}
 }
+
+func TestPatternNames(t *testing.T) {
+	tests := []struct {
+		list string
+		want []string
+	}{
+		{"orders, orders.v1, payments\\..*, audit-.*, .*, inventory_2", []string{"orders", "orders.v1", "inventory_2"}},
+		{"", nil},
+		{"a|b, (c), d+", nil},
+	}
+	for _, tt := range tests {
+		p := MustCompileList("topics", tt.list)
+		if got := p.Names(); strings.Join(got, ",") != strings.Join(tt.want, ",") {
+			t.Errorf("%q: Names() = %q, want %q", tt.list, got, tt.want)
+		}
+	}
+	var nilP *Pattern
+	if nilP.Names() != nil {
+		t.Error("nil Pattern has names")
+	}
+}
