@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/mirrorctl/mirrorctl/replicate/filter"
 	"github.com/mirrorctl/mirrorctl/replicate/mm2"
 )
 
@@ -396,6 +397,10 @@ func (fr *flowRunner) run(ctx context.Context) (err error) {
 	if err := concurrently(ctx, steps...); err != nil {
 		return err
 	}
+	for _, name := range unmatchedNames(cfg, plan) {
+		fr.log.Warn("topics names a topic the source does not list: it does not exist, or the principal may not DESCRIBE it; nothing is copied from it",
+			"item", name, "cluster", cfg.Source)
+	}
 	assign, err := fr.addPartitions(ctx, plan, progress)
 	if err != nil {
 		return err
@@ -471,6 +476,32 @@ func (fr *flowRunner) awaitServed(ctx context.Context, plan *Plan) {
 	if len(topics) > 0 {
 		fr.log.Debug("new remote partitions served", "topics", len(topics), "waited", time.Since(start))
 	}
+}
+
+// unmatchedNames returns the items of the flow's topics list written as
+// plain names (see [filter.Pattern.Names]) that match no topic the source
+// lists. Kafka's Metadata leaves out topics the caller may not DESCRIBE, so
+// such an item is a missing topic or a missing ACL, which would otherwise
+// copy nothing without a word.
+func unmatchedNames(cfg FlowConfig, plan *Plan) []string {
+	var out []string
+	for _, name := range cfg.Topics.Include.Names() {
+		p, err := filter.CompileList("topics", name)
+		if err != nil {
+			continue
+		}
+		found := false
+		for _, t := range plan.Topics {
+			if p.Match(t.Topic) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // concurrently runs steps at once and waits for all of them. The first error

@@ -1,14 +1,19 @@
 package replicate
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/mirrorctl/mirrorctl/internal/testkit"
+	"github.com/mirrorctl/mirrorctl/replicate/filter"
 )
 
 func TestAwaitLeaders(t *testing.T) {
@@ -82,5 +87,33 @@ func TestRunErrorsDropsEchoedCancellation(t *testing.T) {
 	i.add(parent, cause)
 	if len(i.errs) != 2 || !errors.Is(errors.Join(i.errs...), context.Canceled) {
 		t.Errorf("errs = %v, want the interrupt and the cause", i.errs)
+	}
+}
+
+func TestWarnsOfNamedTopicsTheSourceDoesNotList(t *testing.T) {
+	p := newClusterPair(t)
+	orders, ghost := testkit.Name("orders"), testkit.Name("ghost")
+	p.CreateTopic(t, "us-east", orders, 1, nil)
+	p.Produce(t, "us-east", &kgo.Record{Topic: orders, Value: []byte("x")})
+	f := testFlow("us-east", "eu-west")
+	f.Topics.Include = filter.MustCompileList("topics", orders+", "+ghost+", audit-.*")
+	var logs bytes.Buffer
+	m, err := New(Options{Flows: []FlowConfig{f}, Clients: p.Clients, Once: true,
+		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Run(testkit.Context(t)); err != nil {
+		t.Fatal(err)
+	}
+	out := logs.String()
+	if !strings.Contains(out, "item="+ghost+" cluster=us-east") || !strings.Contains(out, "principal may not DESCRIBE") {
+		t.Errorf("no warning naming %s:\n%s", ghost, out)
+	}
+	if strings.Contains(out, "item="+orders) || strings.Contains(out, "item=audit") {
+		t.Errorf("warned of a listed topic or of a regex:\n%s", out)
+	}
+	if got := p.ReadAll(t, "eu-west", "us-east."+orders); len(got[0]) != 1 {
+		t.Errorf("copied %d records of %s, want 1", len(got[0]), orders)
 	}
 }
