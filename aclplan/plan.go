@@ -389,6 +389,9 @@ func (b *builder) flow(f Flow) error {
 	if f.SyncTopicACLs {
 		b.addAll(src, p, TypeCluster, clusterRes, OpDescribe, "sync.topic.acls: DescribeAcls")
 		b.addAll(tgt, p, TypeCluster, clusterRes, OpAlter, "sync.topic.acls: CreateAcls")
+		b.note(NoteWarning, cfg.Name(), "sync.topic.acls.enabled is on (MM2's default): %s gets CLUSTER ALTER on %s, "+
+			"which lets it create any ACL there, itself included; set %s->%s.sync.topic.acls.enabled = false to plan without it",
+			p, tgt, src, tgt)
 	}
 
 	if fp := b.in.FailoverPrincipal; fp != "" {

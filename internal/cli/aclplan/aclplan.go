@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -117,13 +118,21 @@ func NewCmdACLPlan(f *cmdutil.Factory, runF func(*ACLPlanOptions) error) *cobra.
 			if opts.Principal == "" {
 				return cmdutil.FlagErrorf("--principal is required, e.g. --principal User:mm2")
 			}
+			for _, f := range [][2]string{{"--principal", opts.Principal}, {"--failover-principal", opts.FailoverPrincipal}} {
+				if f[1] != "" && !strings.Contains(f[1], ":") {
+					return cmdutil.FlagErrorf("%s %q: want <type>:<name>, e.g. User:%s", f[0], f[1], f[1])
+				}
+			}
+			if opts.FailoverPrincipal != "" && opts.FailoverPrincipal == opts.Principal {
+				return cmdutil.FlagErrorf("--failover-principal is the same as --principal (%s): give the operators their own principal, or leave the flag out", opts.Principal)
+			}
 			if opts.Diff && opts.Apply {
 				return cmdutil.FlagErrorf("--diff and --apply cannot be used together (--apply shows what it created)")
 			}
 			switch opts.Format {
 			case "", FormatKafkaACLs, FormatTable, FormatJSON:
 			default:
-				return cmdutil.FlagErrorf("invalid --format %q: valid values are {kafka-acls|table|json}", opts.Format)
+				return cmdutil.FlagErrorf("invalid --format %q: valid values are {kafka-acls|table|json}; for CSV or TSV use -o csv or -o tsv", opts.Format)
 			}
 			opts.Args = append([]string{"acl-plan"}, argsOf(cmd)...)
 			if runF != nil {
@@ -134,7 +143,7 @@ func NewCmdACLPlan(f *cmdutil.Factory, runF func(*ACLPlanOptions) error) *cobra.
 	}
 	cmd.Flags().StringVar(&opts.Principal, "principal", "", "Principal that runs the mirror, e.g. `User:mm2`")
 	cmd.Flags().StringVar(&opts.FailoverPrincipal, "failover-principal", "", "Operators' principal: runs translate, failover --apply --verify and lag (read-only but for failover's group commits on the target), e.g. `User:ops`")
-	cmd.Flags().StringVar(&opts.Format, "format", "", "Output: `kafka-acls`, table or json (default: -o)")
+	cmd.Flags().StringVar(&opts.Format, "format", "", "Output: `kafka-acls` (kafka-acls.sh command lines), table or json; unset, the global -o decides (table, tsv, csv, json)")
 	cmd.Flags().BoolVar(&opts.Diff, "diff", false, "Compare with the ACLs on each cluster")
 	cmd.Flags().BoolVar(&opts.Apply, "apply", false, "Create the missing bindings (audited)")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{FormatKafkaACLs, FormatTable, FormatJSON}, cobra.ShellCompDirectiveNoFileComp))

@@ -34,7 +34,10 @@ func TestNewCmdACLPlan(t *testing.T) {
 		{args: "--principal User:mm2 --apply", want: ACLPlanOptions{Principal: "User:mm2", Apply: true}},
 		{args: "", wantErr: "--principal is required, e.g. --principal User:mm2"},
 		{args: "--principal User:mm2 --diff --apply", wantErr: "--diff and --apply cannot be used together (--apply shows what it created)"},
-		{args: "--principal User:mm2 --format yaml", wantErr: `invalid --format "yaml": valid values are {kafka-acls|table|json}`},
+		{args: "--principal User:mm2 --format yaml", wantErr: `invalid --format "yaml": valid values are {kafka-acls|table|json}; for CSV or TSV use -o csv or -o tsv`},
+		{args: "--principal mm2", wantErr: `--principal "mm2": want <type>:<name>, e.g. User:mm2`},
+		{args: "--principal User:mm2 --failover-principal ops", wantErr: `--failover-principal "ops": want <type>:<name>, e.g. User:ops`},
+		{args: "--principal User:mm2 --failover-principal User:mm2", wantErr: "--failover-principal is the same as --principal (User:mm2): give the operators their own principal, or leave the flag out"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.args, func(t *testing.T) {

@@ -1,3 +1,4 @@
+# WARNING (us-east->eu-west): sync.topic.acls.enabled is on (MM2's default): User:mm2 gets CLUSTER ALTER on eu-west, which lets it create any ACL there, itself included; set us-east->eu-west.sync.topic.acls.enabled = false to plan without it
 # cluster eu-west: replace eu-west-admin.properties with a client config for an admin of eu-west
 kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Alter --cluster
 kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Write --topic heartbeats --resource-pattern-type literal
