@@ -63,7 +63,7 @@ func NewCmdReplicate(f *cmdutil.Factory, runF func(*ReplicateOptions) error) *co
 			"  130  interrupted; the position was saved",
 		Example: "$ mirrorctl replicate -c mm2.properties --dry-run\n" +
 			"$ mirrorctl replicate -c mm2.properties --once -o json\n" +
-			"$ mirrorctl replicate -c mm2.properties --flow us-east->eu-west",
+			"$ mirrorctl replicate -c mm2.properties --flow 'us-east->eu-west'",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if opts.DryRun && opts.Once {
