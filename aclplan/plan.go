@@ -248,17 +248,19 @@ func (b *builder) list(kind, alias string) ([]string, error) {
 // resources resolves an include list (topics or groups) into resources on
 // the source, listing the source's names only when a regex item needs it.
 func (b *builder) resources(cfg replicate.FlowConfig, kind string, include *filter.Pattern, accept func(string) bool) ([]resource, error) {
-	needList := false
+	var regexes []string
 	for _, it := range include.Items() {
 		if s, _ := itemShape(it); s == shapeRegex {
-			needList = true
+			regexes = append(regexes, it)
 		}
 	}
 	var current []string
-	if needList {
+	if len(regexes) > 0 {
 		var err error
 		if current, err = b.list(kind, cfg.Source); err != nil {
-			return nil, fmt.Errorf("flow %s: %s = %s has a regex that is neither a name nor a prefix: %w", cfg.Name(), include.Key(), include, err)
+			return nil, fmt.Errorf("flow %s: %s = %s: %s is neither a name nor a prefix, and expanding it needs the source: %w "+
+				"(in mm2.properties a prefix such as orders\\..* is written orders\\\\..*: the reader drops a single backslash)",
+				cfg.Name(), include.Key(), include, strings.Join(regexes, ", "), err)
 		}
 	}
 	res, regexItems, n, wildcard := namesFor(include, current, accept)

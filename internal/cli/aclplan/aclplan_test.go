@@ -202,7 +202,8 @@ eu-west->us-east.emit.heartbeats.enabled = true
 
 func TestPlanNeedsClusterForRegex(t *testing.T) {
 	_, _, err := run(t, parse(t, base+"us-east->eu-west.topics = a|b\n"), nil, ACLPlanOptions{Principal: "User:mm2"})
-	want := `mm2.properties: flow us-east->eu-west: topics = a|b has a regex that is neither a name nor a prefix: list topics of us-east: this test has no clusters`
+	want := `mm2.properties: flow us-east->eu-west: topics = a|b: a|b is neither a name nor a prefix, and expanding it needs the source: ` +
+		`list topics of us-east: this test has no clusters (in mm2.properties a prefix such as orders\..* is written orders\\..*: the reader drops a single backslash)`
 	if err == nil || err.Error() != want {
 		t.Fatalf("error = %v\nwant %s", err, want)
 	}
