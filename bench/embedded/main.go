@@ -28,6 +28,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/mirrorctl/mirrorctl/bench/internal/pipe"
 	"github.com/mirrorctl/mirrorctl/bench/internal/proc"
 )
 
@@ -262,76 +263,5 @@ func seed(ctx context.Context, addrs, topic string, partitions int32, ds dataset
 	}
 }
 
-// pipeMain is the bare pipe: consume every partition of -topic from the start
-// and produce each record unchanged to pipe.<topic>, same partition, until
-// the end offsets at start are reached; the ceiling for any mirror on these
-// clusters. It uses franz-go's defaults, as mirrorctl does.
-func pipeMain(args []string) error {
-	fs := flag.NewFlagSet("pipe", flag.ExitOnError)
-	srcAddrs := fs.String("src", "", "source bootstrap")
-	dstAddrs := fs.String("dst", "", "target bootstrap")
-	topic := fs.String("topic", "", "source topic")
-	partitions := fs.Int("partitions", 8, "partitions")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	ctx := context.Background()
-	admCl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(*srcAddrs, ",")...))
-	if err != nil {
-		return err
-	}
-	ends, err := kadm.NewClient(admCl).ListEndOffsets(ctx, *topic)
-	admCl.Close()
-	if err != nil {
-		return err
-	}
-	remaining := map[int32]int64{}
-	assign := map[int32]kgo.Offset{}
-	for p := int32(0); p < int32(*partitions); p++ {
-		if o, ok := ends.Lookup(*topic, p); ok && o.Offset > 0 {
-			remaining[p] = o.Offset
-			assign[p] = kgo.NewOffset().AtStart()
-		}
-	}
-	consumer, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(*srcAddrs, ",")...),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{*topic: assign}))
-	if err != nil {
-		return err
-	}
-	defer consumer.Close()
-	producer, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(*dstAddrs, ",")...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err != nil {
-		return err
-	}
-	defer producer.Close()
-	dstTopic := "pipe." + *topic
-	var perr error
-	promise := func(_ *kgo.Record, err error) {
-		if err != nil && perr == nil {
-			perr = err
-		}
-	}
-	for len(remaining) > 0 {
-		fetches := consumer.PollFetches(ctx)
-		if err := fetches.Err0(); err != nil {
-			return err
-		}
-		fetches.EachRecord(func(r *kgo.Record) {
-			// Reuse the fetched record; clear what belongs to the source's
-			// producer (as any mirror must).
-			// Read the offset first: the producer overwrites it with the
-			// target's offset once the copy is acknowledged.
-			if end, ok := remaining[r.Partition]; ok && r.Offset+1 >= end {
-				delete(remaining, r.Partition)
-			}
-			r.Topic = dstTopic
-			r.Attrs = kgo.RecordAttrs{}
-			r.ProducerEpoch, r.ProducerID, r.LeaderEpoch = 0, 0, 0
-			producer.Produce(ctx, r, promise)
-		})
-	}
-	if err := producer.Flush(ctx); err != nil {
-		return err
-	}
-	return perr
-}
+// pipeMain is the bare pipe (see package pipe).
+func pipeMain(args []string) error { return pipe.Main(context.Background(), args, 8) }

@@ -56,6 +56,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/mirrorctl/mirrorctl/bench/internal/pipe"
 	"github.com/mirrorctl/mirrorctl/bench/internal/proc"
 )
 
@@ -782,86 +783,12 @@ func createTopic(ctx context.Context, addrs, topic string, partitions int32) err
 
 // ---------------------------------------------------------------- pipe
 
-// pipeMain is the bare pipe: consume every partition of -topic from the start
-// and produce each record unchanged to pipe.<topic>, same partition, until the
-// end offsets at start are reached (or, with -follow, until SIGINT/SIGTERM);
-// the ceiling for any mirror on these brokers. It uses franz-go's defaults.
+// pipeMain is the bare pipe (see package pipe), with -follow for the
+// latency phase, stopped by SIGINT or SIGTERM.
 func pipeMain(args []string) error {
-	fs := flag.NewFlagSet("pipe", flag.ExitOnError)
-	srcAddrs := fs.String("src", "", "source bootstrap")
-	dstAddrs := fs.String("dst", "", "target bootstrap")
-	topic := fs.String("topic", "", "source topic")
-	partitions := fs.Int("partitions", 16, "partitions")
-	follow := fs.Bool("follow", false, "keep copying until interrupted")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	adm, done, err := admin(*srcAddrs)
-	if err != nil {
-		return err
-	}
-	ends, err := adm.ListEndOffsets(ctx, *topic)
-	done()
-	if err != nil {
-		return err
-	}
-	remaining := map[int32]int64{}
-	assign := map[int32]kgo.Offset{}
-	for p := int32(0); p < int32(*partitions); p++ {
-		assign[p] = kgo.NewOffset().AtStart()
-		if o, ok := ends.Lookup(*topic, p); ok && o.Offset > 0 {
-			remaining[p] = o.Offset
-		}
-	}
-	consumer, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(*srcAddrs, ",")...),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{*topic: assign}))
-	if err != nil {
-		return err
-	}
-	defer consumer.Close()
-	producer, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(*dstAddrs, ",")...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err != nil {
-		return err
-	}
-	defer producer.Close()
-	dstTopic := "pipe." + *topic
-	var perrMu sync.Mutex
-	var perr error
-	promise := func(_ *kgo.Record, err error) {
-		perrMu.Lock()
-		if err != nil && perr == nil {
-			perr = err
-		}
-		perrMu.Unlock()
-	}
-	for *follow || len(remaining) > 0 {
-		fetches := consumer.PollFetches(ctx)
-		if ctx.Err() != nil {
-			break
-		}
-		if err := fetches.Err0(); err != nil {
-			return err
-		}
-		fetches.EachRecord(func(r *kgo.Record) {
-			// Read the offset first: the producer overwrites it with the
-			// target's offset once the copy is acknowledged.
-			if end, ok := remaining[r.Partition]; ok && r.Offset+1 >= end {
-				delete(remaining, r.Partition)
-			}
-			r.Topic = dstTopic
-			r.Attrs = kgo.RecordAttrs{}
-			r.ProducerEpoch, r.ProducerID, r.LeaderEpoch = 0, 0, 0
-			producer.Produce(context.Background(), r, promise)
-		})
-	}
-	if err := producer.Flush(context.Background()); err != nil {
-		return err
-	}
-	perrMu.Lock()
-	defer perrMu.Unlock()
-	return perr
+	return pipe.Main(ctx, args, 16)
 }
 
 // ---------------------------------------------------------------- report
