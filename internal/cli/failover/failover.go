@@ -137,8 +137,8 @@ func NewCmdFailback(f *cmdutil.Factory, runF func(*Options) error) *cobra.Comman
 
 func addFlags(cmd *cobra.Command, opts *Options) {
 	fl := cmd.Flags()
-	fl.StringVar(&opts.Source, "source", "", "Source cluster alias of the flow (default: the config's one enabled flow)")
-	fl.StringVar(&opts.Target, "target", "", "Target cluster alias of the flow")
+	fl.StringVar(&opts.Source, "source", "", "Source cluster `alias` of the flow (default: the config's one enabled flow)")
+	fl.StringVar(&opts.Target, "target", "", "Target cluster `alias` of the flow (default: the config's one enabled flow)")
 	fl.StringArrayVar(&opts.Groups, "group", nil, "Consumer group `name` (repeatable)")
 	fl.StringVar(&opts.GroupsRE, "groups", "", "Consumer groups whose name matches this `regex` (whole name, RE2)")
 	fl.BoolVar(&opts.Apply, "apply", false, "Commit the plan (audited)")

@@ -77,8 +77,8 @@ func NewCmdTranslate(f *cmdutil.Factory, runF func(*TranslateOptions) error) *co
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&opts.Source, "source", "", "Source cluster alias (default: the config's one enabled flow)")
-	fl.StringVar(&opts.Target, "target", "", "Target cluster alias")
+	fl.StringVar(&opts.Source, "source", "", "Source cluster `alias` of the flow (default: the config's one enabled flow)")
+	fl.StringVar(&opts.Target, "target", "", "Target cluster `alias` of the flow (default: the config's one enabled flow)")
 	fl.StringArrayVar(&opts.Groups, "group", nil, "Consumer group `name` (repeatable)")
 	fl.StringVar(&opts.GroupsRE, "groups", "", "Consumer groups whose name matches this `regex` (whole name, RE2)")
 	cmdutil.StringEnumFlag(cmd, fl, &opts.Mode, "mode", "", string(failover.ModeAuto), failover.Modes(), "Translation mode")
