@@ -307,25 +307,22 @@ func joinComma(ss []string) string {
 
 // planClusters returns the clusters of the plan's bindings, sorted.
 func planClusters(bs []aclplan.Binding) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, b := range bs {
-		if !seen[b.Cluster] {
-			seen[b.Cluster] = true
-			out = append(out, b.Cluster)
-		}
-	}
-	sort.Strings(out)
-	return out
+	return distinct(bs, func(b aclplan.Binding) string { return b.Cluster })
 }
 
+// principals returns the principals of the plan's bindings, sorted.
 func principals(bs []aclplan.Binding) []string {
+	return distinct(bs, func(b aclplan.Binding) string { return b.Principal })
+}
+
+// distinct returns the distinct values of key over bs, sorted.
+func distinct(bs []aclplan.Binding, key func(aclplan.Binding) string) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, b := range bs {
-		if !seen[b.Principal] {
-			seen[b.Principal] = true
-			out = append(out, b.Principal)
+		if k := key(b); !seen[k] {
+			seen[k] = true
+			out = append(out, k)
 		}
 	}
 	sort.Strings(out)
