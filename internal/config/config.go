@@ -79,7 +79,8 @@ type Config struct {
 	Flows []*Flow
 	// Warnings are unknown or misspelt keys (with a "did you mean"
 	// suggestion), settings ignored where they were written (client
-	// overrides at flow level, connector keys at cluster level), deprecated
+	// overrides at flow level, connector keys at cluster level), MM2 and
+	// Connect keys mirrorctl accepts but does not act on, deprecated
 	// aliases and duplicate keys, sorted by line.
 	Warnings []Warning
 

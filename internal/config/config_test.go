@@ -81,7 +81,7 @@ func TestExamples(t *testing.T) {
 				{"us-east->eu-west", "heartbeats.topic.replication.factor", "3"},
 				{"us-east->eu-west", "replication.factor", "2"},
 			},
-			warnings: 2, // the two "\." escapes
+			warnings: 3, // the two "\." escapes and refresh.groups.interval.seconds (not acted on)
 		},
 		{
 			file: "active-passive.properties", clusters: []string{"nyc", "fra"},

@@ -25,8 +25,15 @@
 // their ${...} reference. Only ClientProps and the Flow getters return raw
 // values, for handing to client libraries.
 //
-// Not covered: the Connect worker settings beyond offset.flush.interval.ms
-// and exactly.once.source.support are accepted but not typed; custom
-// filter, policy and forwarding-admin classes are not loaded (a Warning, or
-// an Error for replication.policy.class).
+// Accepted means acted on: a key MM2 or Connect defines that mirrorctl
+// accepts but does not act on draws a Warning naming it, where it is set and
+// what mirrorctl does instead (actedon.go; the user-facing list is
+// docs/config-keys.md). That covers the MM2 keys without an engine
+// counterpart (refresh.groups.*, consumer.poll.timeout.ms, admin.timeout.ms,
+// metric.reporters, ...), values the engine does not have
+// (exactly.once.source.support = enabled, custom filter and forwarding-admin
+// classes, non-positive intervals), the untyped Connect worker keys
+// (converters, *.storage.*, task*, worker*), Connect's transforms,
+// predicates and errors.* keys, and replication.policy.* keys the built-in
+// policies do not read. A custom replication.policy.class is an Error.
 package config

@@ -288,11 +288,19 @@ func (l *loader) checkTop(k string, e *entry) {
 	case isClientSecurityKey(k):
 		l.checkSecurityKey(k, e)
 		return
-	case strings.HasPrefix(k, policyPrefix) || isWorkerKey(k):
+	case strings.HasPrefix(k, policyPrefix):
+		l.checkPolicyKey("", k, e)
+		return
+	case isWorkerKey(k):
+		l.checkWorkerKey(k, e)
 		return
 	}
 	if _, rest, ok := roleOf(k); ok {
 		l.checkSecurityKey(rest, e)
+		return
+	}
+	if instead, ok := connectorKeyInstead(k); ok {
+		l.warnf(e.line, k, "a Connect connector setting MM2 applies, accepted but not acted on: %s", instead)
 		return
 	}
 	if genericSet[k] {
@@ -355,6 +363,8 @@ func (l *loader) checkCluster(a, k string, e *entry) {
 	case isWorkerKey(k):
 		if ki, ok := knownKeys[k]; ok {
 			l.checkValue(k, ki, e)
+		} else {
+			l.checkWorkerKey(k, e)
 		}
 		return
 	}
@@ -406,6 +416,7 @@ func (l *loader) checkFlow(src, tgt, k string, e *entry) {
 		return
 	}
 	if strings.HasPrefix(k, policyPrefix) {
+		l.checkPolicyKey(src+"->"+tgt+".", k, e)
 		return
 	}
 	_, _, isRole := roleOf(k)
@@ -414,7 +425,12 @@ func (l *loader) checkFlow(src, tgt, k string, e *entry) {
 		return
 	}
 	if isWorkerKey(k) {
-		l.warnf(e.line, e.key, "a Connect worker setting; set it as %s.%s. Ignored", tgt, k)
+		instead, _ := workerKeyInstead(k, strings.TrimSpace(e.value))
+		l.warnf(e.line, e.key, "a Connect worker setting (MM2 reads it as %s.%s, never per flow), not acted on: %s", tgt, k, instead)
+		return
+	}
+	if instead, ok := connectorKeyInstead(k); ok {
+		l.warnf(e.line, e.key, "a Connect connector setting MM2 applies, accepted but not acted on: %s", instead)
 		return
 	}
 	if s := suggest(k, candidates("flow")); s != "" {
@@ -427,6 +443,7 @@ func (l *loader) checkFlow(src, tgt, k string, e *entry) {
 // checkValue validates the value of a known key k (written as e.key).
 func (l *loader) checkValue(k string, ki keyInfo, e *entry) {
 	v := strings.TrimSpace(e.value)
+	nerrs := len(l.errs)
 	switch ki.kind {
 	case kBool:
 		if !strings.EqualFold(v, "true") && !strings.EqualFold(v, "false") {
@@ -441,6 +458,8 @@ func (l *loader) checkValue(k string, ki keyInfo, e *entry) {
 			l.errorf(e.line, e.key, "%d is below the minimum %d", n, ki.min)
 		case ki.hasMin && ki.min == -1 && n == 0:
 			l.errorf(e.line, e.key, "replication factor 0 is invalid (use -1 for the broker default, or >= 1)")
+		default:
+			l.checkInterval(k, e, n)
 		}
 	case kEnum:
 		if !slices.Contains(ki.enum, strings.ToLower(v)) {
@@ -460,6 +479,9 @@ func (l *loader) checkValue(k string, ki keyInfo, e *entry) {
 		if k == policy.KeySeparator && e.value == "" {
 			l.errorf(e.line, e.key, "must not be empty")
 		}
+	}
+	if len(l.errs) == nerrs {
+		l.checkActedOn(k, e, v)
 	}
 }
 

@@ -1,0 +1,98 @@
+package cmdutil
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/mirrorctl/mirrorctl/internal/config"
+	"github.com/mirrorctl/mirrorctl/replicate"
+)
+
+const flowBase = `clusters = a, b
+a.bootstrap.servers = 127.0.0.1:1
+b.bootstrap.servers = 127.0.0.1:2
+a->b.enabled = true
+`
+
+func flowConfigOf(t *testing.T, extra string) replicate.FlowConfig {
+	t.Helper()
+	cfg, err := config.Parse("m.properties", strings.NewReader(flowBase+extra), config.WithEnv(func(string) (string, bool) { return "", false }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, ok := cfg.Flow("a", "b")
+	if !ok {
+		t.Fatal("no flow a->b")
+	}
+	return FlowConfig(cfg, f)
+}
+
+// TestFlowConfigActsOnKeys backs the acted-on / not-acted-on split that
+// `config validate` warns from (internal/config/actedon.go,
+// docs/config-keys.md): setting a key mirrorctl acts on changes the engine's
+// settings; setting one it warns about as not acted on changes nothing.
+func TestFlowConfigActsOnKeys(t *testing.T) {
+	base := flowConfigOf(t, "")
+	actedOn := []string{
+		"replication.policy.class = org.apache.kafka.connect.mirror.IdentityReplicationPolicy",
+		"replication.policy.separator = _",
+		"topics = orders",
+		"topics.exclude = x.*",
+		"groups = g.*",
+		"groups.exclude = g1",
+		"config.properties.exclude = retention.ms",
+		"use.defaults.from = source",
+		"replication.factor = 3",
+		"offset-syncs.topic.replication.factor = 1",
+		"checkpoints.topic.replication.factor = 1",
+		"heartbeats.topic.replication.factor = 1",
+		"offset-syncs.topic.location = target",
+		"emit.offset-syncs.enabled = false",
+		"offset.lag.max = 7",
+		"emit.heartbeats.enabled = false",
+		"emit.heartbeats.interval.seconds = 5",
+		"emit.checkpoints.enabled = false",
+		"emit.checkpoints.interval.seconds = 5",
+		"sync.group.offsets.enabled = true",
+		"sync.group.offsets.interval.seconds = 5",
+		"refresh.topics.enabled = false",
+		"refresh.topics.interval.seconds = 5",
+		"sync.topic.configs.enabled = false",
+		"sync.topic.configs.interval.seconds = 5",
+		"sync.topic.acls.enabled = false",
+		"sync.topic.acls.interval.seconds = 5",
+		"heartbeats.replication.enabled = false",
+		"b.offset.flush.interval.ms = 5000",
+	}
+	for _, line := range actedOn {
+		if got := flowConfigOf(t, line+"\n"); reflect.DeepEqual(got, base) {
+			t.Errorf("%s: the engine's settings did not change, but the key is documented as acted on", line)
+		}
+	}
+	notActedOn := []string{
+		"refresh.groups.enabled = false",
+		"refresh.groups.interval.seconds = 5",
+		"consumer.poll.timeout.ms = 5",
+		"admin.timeout.ms = 5",
+		"metric.reporters = x.Y",
+		"add.source.alias.to.metrics = false",
+		"use.incremental.alter.configs = never",
+		"b.exactly.once.source.support = enabled",
+		"dedicated.mode.enable.internal.rest = true",
+		"topic.filter.class = com.example.F",
+		"group.filter.class = com.example.F",
+		"config.property.filter.class = com.example.F",
+		"forwarding.admin.class = com.example.F",
+		"offset.storage.replication.factor = 1",
+		"key.converter = org.apache.kafka.connect.json.JsonConverter",
+		"transforms = mask",
+		"errors.tolerance = all",
+		"replication.policy.remote.prefix = x",
+	}
+	for _, line := range notActedOn {
+		if got := flowConfigOf(t, line+"\n"); !reflect.DeepEqual(got, base) {
+			t.Errorf("%s: the engine's settings changed, but config validate warns that the key is not acted on", line)
+		}
+	}
+}
