@@ -85,7 +85,7 @@ func TestRunErrors(t *testing.T) {
 		{"unknown flag", []string{"version", "--bogus"}, 2,
 			"mirrorctl: unknown flag: --bogus\nRun 'mirrorctl version --help' for usage.\n"},
 		{"bad enum", []string{"-o", "yaml", "version"}, 2,
-			"mirrorctl: invalid argument \"yaml\" for \"-o, --output\" flag: valid values are {table|json|csv}\nRun 'mirrorctl version --help' for usage.\n"},
+			"mirrorctl: invalid argument \"yaml\" for \"-o, --output\" flag: valid values are {table|json|csv|tsv}\nRun 'mirrorctl version --help' for usage.\n"},
 		{"extra arg", []string{"version", "x"}, 2,
 			"mirrorctl: unknown command \"x\" for \"mirrorctl version\"\nRun 'mirrorctl version --help' for usage.\n"},
 		{"unknown subcommand", []string{"config", "valdate"}, 2,
@@ -178,7 +178,7 @@ func TestEnvBinding(t *testing.T) {
 	t.Run("bad MIRRORCTL_OUTPUT", func(t *testing.T) {
 		t.Setenv("MIRRORCTL_OUTPUT", "xml")
 		code, _, errOut := run(t, context.Background(), "version")
-		want := "mirrorctl: invalid output format \"xml\": valid values are {table|json|csv} (from --output or MIRRORCTL_OUTPUT)\n"
+		want := "mirrorctl: invalid output format \"xml\": valid values are {table|json|csv|tsv} (from --output or MIRRORCTL_OUTPUT)\n"
 		if code != 2 || !strings.HasPrefix(errOut, want) {
 			t.Fatalf("code %d stderr %q", code, errOut)
 		}
@@ -245,7 +245,7 @@ func TestVerbosity(t *testing.T) {
 
 func TestHelpListsExitCodes(t *testing.T) {
 	code, out, _ := run(t, context.Background(), "--help")
-	if code != 0 || !strings.Contains(out, exitCodesHelp) || !strings.Contains(strings.Join(strings.Fields(out), " "), "-o, --output string Output format: {table|json|csv}") {
+	if code != 0 || !strings.Contains(out, exitCodesHelp) || !strings.Contains(strings.Join(strings.Fields(out), " "), "-o, --output string Output format: {table|json|csv|tsv}") {
 		t.Fatalf("root help (exit %d) lacks the exit-code table or enum values:\n%s", code, out)
 	}
 	code, out, _ = run(t, context.Background(), "help", "exit-codes")
@@ -256,7 +256,7 @@ func TestHelpListsExitCodes(t *testing.T) {
 
 func TestOutputCompletion(t *testing.T) {
 	code, out, _ := run(t, context.Background(), "__complete", "--output", "")
-	if code != 0 || !strings.HasPrefix(out, "table\njson\ncsv\n:4\n") {
+	if code != 0 || !strings.HasPrefix(out, "table\njson\ncsv\ntsv\n:4\n") {
 		t.Fatalf("completion (exit %d) = %q", code, out)
 	}
 }

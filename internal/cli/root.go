@@ -33,6 +33,7 @@ type globalOptions struct {
 	output     string
 	format     output.Format
 	noColor    bool
+	wide       bool
 	verbose    int
 	auditLog   string
 
@@ -84,6 +85,7 @@ func NewCmdRoot(f *cmdutil.Factory, g *globalOptions) *cobra.Command {
 	_ = cmd.MarkPersistentFlagFilename("config", "properties")
 	cmdutil.StringEnumFlag(cmd, pf, &g.output, "output", "o", string(output.FormatTable), output.Formats(), "Output format")
 	pf.BoolVar(&g.noColor, "no-color", false, "Disable colour (also NO_COLOR)")
+	pf.BoolVar(&g.wide, "wide", false, "Print tables in full: no column narrowed to the terminal, aligned with a header even when piped (try | less -S)")
 	pf.CountVarP(&g.verbose, "verbose", "v", "Log more to stderr: -v info, -vv debug")
 	pf.StringVar(&g.auditLog, "audit-log", "", "Audit log file (default $MIRRORCTL_AUDIT_LOG, then $XDG_STATE_HOME/mirrorctl/audit.jsonl)")
 	_ = cmd.MarkPersistentFlagFilename("audit-log", "jsonl")
@@ -155,6 +157,7 @@ func resolveGlobals(root *cobra.Command, f *cmdutil.Factory, g *globalOptions) e
 	g.verbose = v.GetInt("verbose")
 	g.auditLog = v.GetString("audit-log")
 
+	f.IO.SetWideTables(g.wide)
 	if g.noColor || os.Getenv("NO_COLOR") != "" {
 		f.IO.SetColorDisabled(true)
 	}

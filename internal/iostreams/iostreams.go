@@ -55,6 +55,7 @@ type IOStreams struct {
 	colorDisabled bool     // --no-color, NO_COLOR or MIRRORCTL_NO_COLOR
 	colorForced   tristate // test override of the whole colour decision
 	width         int      // override in columns; 0 means detect
+	wide          bool     // --wide: tables are never narrowed
 }
 
 // System returns IOStreams bound to the process's os.Stdin, os.Stdout and
@@ -168,3 +169,10 @@ func (s *IOStreams) TerminalWidth() int {
 	}
 	return DefaultWidth
 }
+
+// SetWideTables sets whether tables are printed in full (the --wide flag):
+// aligned with a header even off a TTY, and never narrowed to the terminal.
+func (s *IOStreams) SetWideTables(b bool) { s.wide = b }
+
+// WideTables reports whether --wide was given (see SetWideTables).
+func (s *IOStreams) WideTables() bool { return s.wide }

@@ -9,10 +9,13 @@
 // in result structs to get it.
 //
 // TTY and non-TTY output differ on purpose, as in cli/cli: on a terminal,
-// tables have upper-cased (and, with colour, bold underlined) headers, counts
-// are grouped with commas and times are relative; off a terminal, tables are
+// tables have upper-cased (and, with colour, bold) headers, counts are
+// grouped with commas and times are relative; off a terminal, tables are
 // tab-separated rows without a header, counts are raw and times are RFC3339
-// in UTC, so scripts can cut/awk them.
+// in UTC, so scripts can cut/awk them (-o tsv adds a header row). Text in
+// table, TSV and CSV cells is passed through Escape, since names and
+// metadata come from clusters and internal records anyone with WRITE on a
+// topic can fill.
 package output
 
 import (
@@ -31,11 +34,15 @@ const (
 	FormatJSON Format = "json"
 	// FormatCSV is RFC 4180 CSV with a header row.
 	FormatCSV Format = "csv"
+	// FormatTSV is tab-separated rows under a header row of snake_case
+	// column names; tabs and line breaks inside cells are escaped.
+	FormatTSV Format = "tsv"
 )
 
-// Formats returns the accepted format names in help order: table, json, csv.
+// Formats returns the accepted format names in help order: table, json,
+// csv, tsv.
 func Formats() []string {
-	return []string{string(FormatTable), string(FormatJSON), string(FormatCSV)}
+	return []string{string(FormatTable), string(FormatJSON), string(FormatCSV), string(FormatTSV)}
 }
 
 // ParseFormat parses s (case-insensitive, surrounding space ignored). The
@@ -45,7 +52,7 @@ func ParseFormat(s string) (Format, error) {
 	switch f := Format(strings.ToLower(strings.TrimSpace(s))); f {
 	case "":
 		return FormatTable, nil
-	case FormatTable, FormatJSON, FormatCSV:
+	case FormatTable, FormatJSON, FormatCSV, FormatTSV:
 		return f, nil
 	default:
 		return "", fmt.Errorf("invalid output format %q: valid values are {%s}", s, strings.Join(Formats(), "|"))

@@ -20,7 +20,8 @@ func TestParseFormat(t *testing.T) {
 		{in: "table", want: FormatTable},
 		{in: "JSON", want: FormatJSON},
 		{in: " csv ", want: FormatCSV},
-		{in: "yaml", wantErr: `invalid output format "yaml": valid values are {table|json|csv}`},
+		{in: "TSV", want: FormatTSV},
+		{in: "yaml", wantErr: `invalid output format "yaml": valid values are {table|json|csv|tsv}`},
 	}
 	for _, tt := range tests {
 		got, err := ParseFormat(tt.in)
@@ -54,28 +55,35 @@ func TestTableRender(t *testing.T) {
 		want   string
 	}{
 		{
-			name: "pipe is tab-separated without header", format: FormatTable,
+			name: "pipe is tab-separated without header, controls escaped", format: FormatTable,
 			want: "bootstrap.servers\ta:9092,b:9092\tmm2.properties:2\n" +
-				"topics\torders and refunds\t\n" +
+				"topics\torders\\tand\\nrefunds\t\n" +
+				"héllo ✓\tx, \"y\"\tf:3\n",
+		},
+		{
+			name: "tsv has a snake_case header", format: FormatTSV,
+			want: "key\tvalue\tfile_line\n" +
+				"bootstrap.servers\ta:9092,b:9092\tmm2.properties:2\n" +
+				"topics\torders\\tand\\nrefunds\t\n" +
 				"héllo ✓\tx, \"y\"\tf:3\n",
 		},
 		{
 			name: "tty aligned with upper-case headers", tty: true, width: 80, format: FormatTable,
-			want: "KEY                VALUE               FILE:LINE\n" +
-				"bootstrap.servers  a:9092,b:9092       mm2.properties:2\n" +
-				"topics             orders and refunds\n" +
-				"héllo ✓            x, \"y\"              f:3\n",
+			want: "KEY                VALUE                 FILE:LINE\n" +
+				"bootstrap.servers  a:9092,b:9092         mm2.properties:2\n" +
+				"topics             orders\\tand\\nrefunds\n" +
+				"héllo ✓            x, \"y\"                f:3\n",
 		},
 		{
-			name: "tty truncates widest columns to width", tty: true, width: 40, format: FormatTable,
-			want: "KEY           VALUE         FILE:LINE\n" +
-				"bootstrap.s…  a:9092,b:90…  mm2.propert…\n" +
-				"topics        orders and …\n" +
-				"héllo ✓       x, \"y\"        f:3\n",
+			name: "tty cuts the value column, never key or file:line", tty: true, width: 40, format: FormatTable,
+			want: "KEY                VALUE         FILE:LINE\n" +
+				"bootstrap.servers  a:9092,b:90…  mm2.properties:2\n" +
+				"topics             orders\\tand…\n" +
+				"héllo ✓            x, \"y\"        f:3\n",
 		},
 		{
-			name: "csv has headers as given and quotes", tty: true, format: FormatCSV,
-			want: "key,value,file:line\n" +
+			name: "csv has snake_case headers and keeps tabs and newlines quoted", tty: true, format: FormatCSV,
+			want: "key,value,file_line\n" +
 				"bootstrap.servers,\"a:9092,b:9092\",mm2.properties:2\n" +
 				"topics,\"orders\tand\nrefunds\",\n" +
 				"héllo ✓,\"x, \"\"y\"\"\",f:3\n",

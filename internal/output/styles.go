@@ -1,6 +1,8 @@
 package output
 
 import (
+	"strings"
+
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 
@@ -20,6 +22,7 @@ type Styles struct {
 	bold    lipgloss.Style
 	header  lipgloss.Style
 	muted   lipgloss.Style
+	action  lipgloss.Style
 }
 
 // NewStyles returns Styles for ios.
@@ -40,6 +43,7 @@ func NewStyles(ios *iostreams.IOStreams) Styles {
 		bold:    r.NewStyle().Bold(true),
 		header:  r.NewStyle().Bold(true),
 		muted:   r.NewStyle().Foreground(lipgloss.Color("8")),
+		action:  r.NewStyle().Foreground(lipgloss.Color("6")),
 	}
 }
 
@@ -80,3 +84,91 @@ func (s Styles) WarningIcon() string { return s.Warn("!") }
 
 // FailureIcon returns a red "✗".
 func (s Styles) FailureIcon() string { return s.Error("✗") }
+
+// Tone is the meaning a piece of text carries, which decides its colour on a
+// colour TTY.
+type Tone int
+
+const (
+	// ToneNone is plain text.
+	ToneNone Tone = iota
+	// ToneOK is a success or healthy state (green).
+	ToneOK
+	// ToneWarn is a skip, a stale or unknown state (yellow).
+	ToneWarn
+	// ToneError is a failure, a breach or a refusal (red).
+	ToneError
+	// ToneAction is something that will be, or was, written (cyan).
+	ToneAction
+	// ToneMuted is secondary detail (grey).
+	ToneMuted
+)
+
+// Tone renders text in tone's colour (unchanged when colour is off or tone
+// is ToneNone).
+func (s Styles) Tone(tone Tone, text string) string {
+	switch tone {
+	case ToneOK:
+		return s.OK(text)
+	case ToneWarn:
+		return s.Warn(text)
+	case ToneError:
+		return s.Error(text)
+	case ToneAction:
+		return s.render(s.action, text)
+	case ToneMuted:
+		return s.Muted(text)
+	default:
+		return text
+	}
+}
+
+// StatusTone maps the state and action words mirrorctl's tables print to a
+// Tone: ok, yes, pass, in-sync, unchanged, present, up, committed, applied,
+// created, granted, match → ToneOK; commit, create, add-partitions, grant,
+// apply → ToneAction; any skip-*, stale, unknown, warn, absent, partial,
+// not-* → ToneWarn; fail, failed, error, no, breach, breached, mismatch,
+// missing, refused, down, stopped, lost, aborted, interrupted → ToneError.
+// Only the first word of the cell counts ("fail: record differs" is an
+// error); anything else is ToneNone.
+func StatusTone(cell string) Tone {
+	w := strings.ToLower(strings.TrimSpace(cell))
+	if i := strings.IndexAny(w, " :;,("); i >= 0 {
+		w = w[:i]
+	}
+	switch {
+	case w == "":
+		return ToneNone
+	case strings.HasPrefix(w, "skip"), strings.HasPrefix(w, "not-"), strings.HasPrefix(w, "warn"):
+		return ToneWarn
+	}
+	switch w {
+	case "ok", "yes", "pass", "passed", "in-sync", "unchanged", "present", "up", "committed", "applied", "created", "granted", "match", "done":
+		return ToneOK
+	case "commit", "create", "add-partitions", "grant", "apply", "would-commit":
+		return ToneAction
+	case "stale", "unknown", "absent", "partial", "pending", "dry-run":
+		return ToneWarn
+	case "fail", "failed", "error", "no", "breach", "breached", "mismatch", "missing", "refused", "down", "stopped", "lost", "aborted", "interrupted":
+		return ToneError
+	}
+	return ToneNone
+}
+
+// defaultTone is the Tone function a Table column gets from its header:
+// StatusTone for action, status, outcome, result, match and verified;
+// every non-empty error cell red.
+func defaultTone(header string) func(string) Tone {
+	switch strings.ToLower(strings.TrimSpace(header)) {
+	case "action", "status", "outcome", "result", "match", "verified":
+		return StatusTone
+	case "error":
+		return func(c string) Tone {
+			if c == "" {
+				return ToneNone
+			}
+			return ToneError
+		}
+	}
+	return nil
+}

@@ -40,8 +40,11 @@ type sheet struct {
 //     element by element, byte-identical to output.WriteJSON of the whole
 //     document;
 //   - csv: RFC 4180 with a header of the JSON field names;
-//   - table off a TTY: the CSV columns tab-separated, no header, tabs and
-//     line breaks in cells replaced by spaces (as output.Table does);
+//   - table off a TTY: the CSV columns tab-separated, no header; tsv: the
+//     same under a header row;
+//   - every text cell goes through output.Escape (output.EscapeCSV for
+//     CSV), since group names and metadata come from records anyone with
+//     WRITE on the internal topic can produce;
 //   - table on a TTY: output.Table with an age column relative to c.Now().
 func render(c *Common, s *sheet) error {
 	err := renderOut(c, s)
@@ -64,9 +67,9 @@ func renderOut(c *Common, s *sheet) error {
 	switch format {
 	case output.FormatJSON:
 		err = writeJSONStream(bw, s)
-	case output.FormatCSV, output.FormatTable:
+	case output.FormatCSV, output.FormatTable, output.FormatTSV:
 		w := &rowWriter{w: bw, csv: format == output.FormatCSV}
-		if w.csv {
+		if format != output.FormatTable {
 			for _, h := range s.columns {
 				w.str(h)
 			}
@@ -146,16 +149,15 @@ func (r *rowWriter) sep() {
 	r.col++
 }
 
-// tsvClean replaces tabs and line breaks with spaces, as output.Table does.
-var tsvClean = strings.NewReplacer("\t", " ", "\r\n", " ", "\n", " ", "\r", " ")
-
 func (r *rowWriter) str(s string) {
 	r.sep()
+	if r.csv {
+		s = output.EscapeCSV(s)
+	} else {
+		s = output.Escape(s)
+	}
 	switch {
 	case !r.csv:
-		if strings.ContainsAny(s, "\t\r\n") {
-			s = tsvClean.Replace(s)
-		}
 		r.w.WriteString(s)
 	case csvNeedsQuotes(s):
 		r.w.WriteByte('"')
