@@ -8,7 +8,7 @@ BIN       := bin/mirrorctl
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME  ?= 5s
 
-.PHONY: help build demo test test-race lint fuzz bench completions golden bench-kafka test-kafka kafka-up kafka-down clean
+.PHONY: help build demo test test-race race-ci tidy-check cross lint fuzz bench completions golden bench-kafka test-kafka kafka-up kafka-down clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -24,6 +24,25 @@ test: ## unit and embedded-cluster (kfake) tests; no Java needed
 
 test-race: ## the same with the race detector
 	$(GO) test -race -count=1 -timeout 20m ./...
+
+# The packages that start goroutines or share state between them; CI runs the
+# race detector on these only (the whole tree takes too long on 2 cores).
+RACE_PKGS := ./audit ./failover ./internal/cli ./internal/cli/replicate ./internal/kafka ./internal/metrics ./replicate/...
+race-ci: ## the race detector on the packages with concurrency (CI)
+	$(GO) test -race -count=1 -timeout 15m $(RACE_PKGS)
+
+tidy-check: ## fail when go.mod or go.sum is not what `go mod tidy` writes
+	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy and commit the result"; exit 1; }
+
+# Operators run mirrorctl on Linux, macOS and Windows laptops: build the
+# binary for each, and vet (which type-checks tests too) the non-native ones.
+cross: ## build for linux, darwin and windows (amd64, arm64); vet darwin and windows
+	@set -e; for os in linux darwin windows; do for arch in amd64 arm64; do \
+	  echo "build $$os/$$arch"; GOOS=$$os GOARCH=$$arch $(GO) build -o /dev/null ./cmd/mirrorctl; \
+	done; done
+	@set -e; for os in darwin windows; do \
+	  echo "vet $$os/amd64"; GOOS=$$os GOARCH=amd64 $(GO) vet ./...; \
+	done
 
 lint: ## gofmt, go vet, staticcheck
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

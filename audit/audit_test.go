@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -192,8 +191,8 @@ func TestEndWritesAfterInterrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Close()
-	if err := syscall.Flock(int(other.Fd()), syscall.LOCK_EX); err != nil {
-		t.Fatal(err)
+	if ok, err := tryLockFile(other); err != nil || !ok {
+		t.Fatalf("taking the lock from a second handle: %v, %v", ok, err)
 	}
 	cancel() // Ctrl-C
 	// Begin with the cancelled ctx gives up waiting for the lock.
@@ -203,7 +202,7 @@ func TestEndWritesAfterInterrupt(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- op.End(ctx, "", nil, ctx.Err()) }()
 	time.Sleep(20 * time.Millisecond) // End is now waiting for the lock
-	_ = syscall.Flock(int(other.Fd()), syscall.LOCK_UN)
+	_ = unlockFile(other)
 	select {
 	case err := <-done:
 		if err != nil {

@@ -14,7 +14,6 @@ import (
 	"os/user"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -284,7 +283,7 @@ func (l *Log) append(ctx context.Context, e Entry, data any) (Entry, error) {
 	if err := lockFile(ctx, l.f); err != nil {
 		return Entry{}, fmt.Errorf("audit log %s: locking: %w", l.path, err)
 	}
-	defer func() { _ = syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN) }()
+	defer func() { _ = unlockFile(l.f) }()
 
 	t, err := readTail(l.f)
 	if err != nil {
@@ -333,17 +332,18 @@ func sealLine(e Entry) ([]byte, error) {
 
 const hashEmptySuffix = `"hash":""}`
 
-// lockFile takes an exclusive flock on f, polling with LOCK_NB so that ctx
-// can end the wait (a blocking flock cannot be interrupted).
+// lockFile takes an exclusive lock on f (flock on unix, LockFileEx on
+// windows: lock_unix.go, lock_windows.go), polling without blocking so that
+// ctx can end the wait (a blocking lock cannot be interrupted).
 func lockFile(ctx context.Context, f *os.File) error {
 	wait := time.Millisecond
 	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return nil
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
+		ok, err := tryLockFile(f)
+		if err != nil {
 			return err
+		}
+		if ok {
+			return nil
 		}
 		t := time.NewTimer(wait)
 		select {

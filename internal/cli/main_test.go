@@ -175,6 +175,29 @@ func TestEnvBinding(t *testing.T) {
 			}
 		})
 	}
+	for _, bad := range []struct{ env, val, want string }{
+		{"MIRRORCTL_VERBOSE", "lots", "mirrorctl: invalid MIRRORCTL_VERBOSE \"lots\": want a count of -v, 0 or more (1 info, 2 debug)\n"},
+		{"MIRRORCTL_VERBOSE", "-1", "mirrorctl: invalid MIRRORCTL_VERBOSE \"-1\": want a count of -v, 0 or more (1 info, 2 debug)\n"},
+		{"MIRRORCTL_NO_COLOR", "yes", "mirrorctl: invalid MIRRORCTL_NO_COLOR \"yes\": want true or false (also 1 or 0)\n"},
+	} {
+		t.Run("bad "+bad.env+"="+bad.val, func(t *testing.T) {
+			for _, k := range []string{"MIRRORCTL_OUTPUT", "MIRRORCTL_CONFIG", "MIRRORCTL_NO_COLOR", "MIRRORCTL_VERBOSE"} {
+				t.Setenv(k, "")
+			}
+			t.Setenv(bad.env, bad.val)
+			code, out, errOut := run(t, context.Background(), "version")
+			if code != 2 || out != "" || !strings.HasPrefix(errOut, bad.want) {
+				t.Fatalf("code %d stdout %q stderr %q; want 2, no stdout and %q", code, out, errOut, bad.want)
+			}
+		})
+	}
+	t.Run("flag wins over a bad MIRRORCTL_VERBOSE", func(t *testing.T) {
+		t.Setenv("MIRRORCTL_OUTPUT", "")
+		t.Setenv("MIRRORCTL_VERBOSE", "lots")
+		if code, _, errOut := run(t, context.Background(), "version", "-v"); code != 0 {
+			t.Fatalf("code %d stderr %q", code, errOut)
+		}
+	})
 	t.Run("bad MIRRORCTL_OUTPUT", func(t *testing.T) {
 		t.Setenv("MIRRORCTL_OUTPUT", "xml")
 		code, _, errOut := run(t, context.Background(), "version")

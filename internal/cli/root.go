@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -153,6 +154,9 @@ func resolveGlobals(root *cobra.Command, f *cmdutil.Factory, g *globalOptions) e
 		return cmdutil.FlagErrorf("%s (from --output or MIRRORCTL_OUTPUT)", err)
 	}
 	g.format, g.output = format, string(format)
+	if err := checkEnvValues(root); err != nil {
+		return err
+	}
 	g.noColor = v.GetBool("no-color")
 	g.verbose = v.GetInt("verbose")
 	g.auditLog = v.GetString("audit-log")
@@ -163,6 +167,31 @@ func resolveGlobals(root *cobra.Command, f *cmdutil.Factory, g *globalOptions) e
 	}
 	if s, ok := f.Logger.Handler().(levelSetter); ok {
 		s.SetLevel(verbosityLevel(g.verbose))
+	}
+	return nil
+}
+
+// checkEnvValues rejects a MIRRORCTL_* value that viper would otherwise read
+// as the zero value without a word (MIRRORCTL_VERBOSE=lots as 0,
+// MIRRORCTL_NO_COLOR=yes as false). A flag given on the command line wins
+// and its variable is not read, so it is not checked either. An empty value
+// counts as unset, as it does for viper.
+func checkEnvValues(root *cobra.Command) error {
+	for _, b := range envBindings {
+		val := os.Getenv(b.env)
+		if val == "" || root.PersistentFlags().Changed(b.flag) {
+			continue
+		}
+		switch b.flag {
+		case "no-color":
+			if _, err := strconv.ParseBool(val); err != nil {
+				return cmdutil.FlagErrorf("invalid %s %q: want true or false (also 1 or 0)", b.env, val)
+			}
+		case "verbose":
+			if n, err := strconv.Atoi(val); err != nil || n < 0 {
+				return cmdutil.FlagErrorf("invalid %s %q: want a count of -v, 0 or more (1 info, 2 debug)", b.env, val)
+			}
+		}
 	}
 	return nil
 }

@@ -13,14 +13,13 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"time"
 )
 
 // Usage is what a finished child used.
 type Usage struct {
 	Wall       time.Duration // from Start to the end of Wait
-	CPU        time.Duration // user + system, from wait4
+	CPU        time.Duration // user + system (wait4 on unix)
 	PeakRSSKiB int64         // the highest VmHWM seen, in KiB
 }
 
@@ -42,8 +41,8 @@ func Run(cmd *exec.Cmd) (Usage, error) {
 	if err != nil {
 		return Usage{}, fmt.Errorf("%v: %s", err, stderr.String())
 	}
-	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	return Usage{Wall: wall, CPU: time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), PeakRSSKiB: peak}, nil
+	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	return Usage{Wall: wall, CPU: cpu, PeakRSSKiB: peak}, nil
 }
 
 // PollPeakRSS polls pid's VmHWM every 2ms until the returned func is called;
