@@ -1,0 +1,4 @@
+// Package deploy holds no code: deploy/ carries example deployment files
+// (Kubernetes manifests, a systemd unit, Prometheus rules) and its test
+// checks that they parse and say what the README promises.
+package deploy
