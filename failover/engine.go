@@ -15,6 +15,7 @@ import (
 
 	"github.com/mirrorctl/mirrorctl/replicate"
 	"github.com/mirrorctl/mirrorctl/replicate/mm2"
+	"github.com/mirrorctl/mirrorctl/replicate/progress"
 	"github.com/mirrorctl/mirrorctl/replicate/syncstore"
 )
 
@@ -264,15 +265,8 @@ func (e *Engine) readProgress(ctx context.Context) map[tpKey]int64 {
 	topic := replicate.ProgressTopic(e.flow.Policy, e.flow.Source)
 	out := map[tpKey]int64{}
 	_ = replicate.ReadInternalTopic(ctx, e.clients, e.flow.Target, topic, func(r *kgo.Record) {
-		var k struct {
-			Topic     string `json:"topic"`
-			Partition int32  `json:"partition"`
-		}
-		var v struct {
-			Offset int64 `json:"offset"`
-		}
-		if jsonUnmarshal(r.Key, &k) == nil && jsonUnmarshal(r.Value, &v) == nil {
-			out[tpKey{k.Topic, k.Partition}] = v.Offset
+		if k, next, err := progress.Decode(r.Key, r.Value); err == nil {
+			out[tpKey{k.Topic, k.Partition}] = next
 		}
 	})
 	return out

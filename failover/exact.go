@@ -2,7 +2,6 @@ package failover
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 
@@ -10,8 +9,6 @@ import (
 
 	"github.com/mirrorctl/mirrorctl/replicate/syncstore"
 )
-
-func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
 
 // exactKey dedupes requests: many groups at the same position of a
 // partition share one search.

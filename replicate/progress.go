@@ -2,65 +2,34 @@ package replicate
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/mirrorctl/mirrorctl/replicate/progress"
 )
 
-// Progress records live in mirrorctl's progress topic (see [ProgressTopic]),
-// a compacted single-partition topic on the target. The key names a source
-// partition, the value the next source offset to copy: every record below it
-// was acknowledged by the target. Both are JSON, so an operator can read them
-// with any console consumer:
-//
-//	key   {"topic":"orders","partition":3}
-//	value {"offset":1234,"time_ms":1700000000000}
-//
-// A record is written only after the target acknowledged the data it covers,
-// so a restart (even after kill -9) resumes with nothing lost; at most the
-// records acknowledged since the last write are copied again (at-least-once).
-// Nothing ever writes a tombstone to it.
-type progressKey struct {
-	Topic     string `json:"topic"`
-	Partition int32  `json:"partition"`
-}
-
-type progressValue struct {
-	Offset int64 `json:"offset"`  // next source offset to copy
-	TimeMs int64 `json:"time_ms"` // when the progress was written, epoch ms
-}
-
+// Progress records live in mirrorctl's progress topic (see [ProgressTopic]);
+// their format is package replicate/progress. A record is written only after
+// the target acknowledged the data it covers, so a restart (even after
+// kill -9) resumes with nothing lost; at most the records acknowledged since
+// the last write are copied again (at-least-once).
 type tp struct {
 	topic     string
 	partition int32
 }
 
 func encodeProgress(t tp, next int64, now time.Time) *kgo.Record {
-	k, _ := json.Marshal(progressKey{Topic: t.topic, Partition: t.partition})
-	v, _ := json.Marshal(progressValue{Offset: next, TimeMs: now.UnixMilli()})
+	k, v := progress.Encode(progress.Key{Topic: t.topic, Partition: t.partition}, next, now)
 	return &kgo.Record{Key: k, Value: v, Partition: 0, Timestamp: now}
 }
 
 func decodeProgress(key, value []byte) (tp, int64, error) {
-	var k progressKey
-	var v progressValue
-	if err := json.Unmarshal(key, &k); err != nil {
-		return tp{}, 0, fmt.Errorf("key: %w", err)
-	}
-	if value == nil {
-		return tp{}, 0, fmt.Errorf("value: tombstone")
-	}
-	if err := json.Unmarshal(value, &v); err != nil {
-		return tp{}, 0, fmt.Errorf("value: %w", err)
-	}
-	if k.Topic == "" || k.Partition < 0 || v.Offset < 0 {
-		return tp{}, 0, fmt.Errorf("key %s value %s: out of range", key, value)
-	}
-	return tp{k.Topic, k.Partition}, v.Offset, nil
+	k, next, err := progress.Decode(key, value)
+	return tp{k.Topic, k.Partition}, next, err
 }
 
 // ReadInternalTopic reads partition 0 of topic on cluster alias (where MM2

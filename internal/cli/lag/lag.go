@@ -3,13 +3,8 @@
 // per consumer group, with thresholds that make it exit 3 for cron jobs and
 // CI gates, and a --watch mode.
 //
-// Sources of truth, all read-only: the source and target partitions' end
-// offsets (ListOffsets), mirrorctl's progress topic on the target (when
-// mirrorctl replicates), MM2's offset-syncs topic (when MM2 does), the
-// target's heartbeats topic and <source>.checkpoints.internal (MM2-COMPAT
-// sections 1, 2, 6 and 7), the source groups' committed offsets
-// (OffsetFetch), and one Fetch per lagging partition for the timestamp of
-// its oldest record not yet copied.
+// The measuring is package lag at the top of the module (lag.Read,
+// lag.Evaluate); this package parses flags, picks the flows and renders.
 package lag
 
 import (
@@ -28,6 +23,7 @@ import (
 	"github.com/mirrorctl/mirrorctl/internal/config"
 	"github.com/mirrorctl/mirrorctl/internal/iostreams"
 	"github.com/mirrorctl/mirrorctl/internal/output"
+	lagengine "github.com/mirrorctl/mirrorctl/lag"
 	"github.com/mirrorctl/mirrorctl/replicate"
 )
 
@@ -64,29 +60,8 @@ type Options struct {
 // with --watch).
 type Result struct {
 	output.Envelope
-	Flows    []FlowLag `json:"flows"`
-	Breaches []Breach  `json:"breaches"`
-}
-
-// Threshold names used in Breach.Check.
-const (
-	CheckMaxLatency = "max-latency"
-	CheckMaxRecords = "max-records"
-	CheckStaleAfter = "stale-after"
-)
-
-// Breach is one threshold exceeded.
-type Breach struct {
-	Flow  string `json:"flow"`  // "source->target"
-	Check string `json:"check"` // CheckMaxLatency, CheckMaxRecords or CheckStaleAfter
-	// Subject is "<remote topic>[<partition>]", "heartbeat" or
-	// "group <id>".
-	Subject string `json:"subject"`
-	// Value is what was measured: ms for latency and staleness, records
-	// for max-records; -1 when it is unknown (no heartbeat or checkpoint,
-	// unreadable oldest record), which counts as a breach.
-	Value int64 `json:"value"`
-	Limit int64 `json:"limit"` // the threshold, same unit
+	Flows    []lagengine.FlowLag `json:"flows"`
+	Breaches []lagengine.Breach  `json:"breaches"`
 }
 
 // NewCmdLag returns `mirrorctl lag`. If runF is non-nil it is called with
@@ -189,7 +164,7 @@ func Run(ctx context.Context, opts *Options) error {
 		opts.Now = time.Now
 	}
 	if opts.FetchTimeout <= 0 {
-		opts.FetchTimeout = 10 * time.Second
+		opts.FetchTimeout = lagengine.DefaultFetchTimeout
 	}
 	if !opts.Watch {
 		res, err := Collect(ctx, opts, clients, flows)
@@ -262,73 +237,25 @@ func selectFlows(cfg *config.Config, source, target string) ([]replicate.FlowCon
 	return []replicate.FlowConfig{cmdutil.FlowConfig(cfg, fl)}, nil
 }
 
-// Collect reads every flow's lag at opts.Now() and evaluates the
-// thresholds. Errors name the flow, cluster and topic that could not be
-// read.
+// Collect reads every flow's lag at opts.Now() (lag.Read) and evaluates the
+// thresholds (lag.Evaluate). Errors name the flow, cluster and topic that
+// could not be read.
 func Collect(ctx context.Context, opts *Options, clients replicate.Clients, flows []replicate.FlowConfig) (Result, error) {
-	res := Result{Envelope: output.NewEnvelope(), Flows: []FlowLag{}, Breaches: []Breach{}}
-	now := opts.Now()
+	res := Result{Envelope: output.NewEnvelope(), Flows: []lagengine.FlowLag{}, Breaches: []lagengine.Breach{}}
+	ro := lagengine.Options{Now: opts.Now(), Groups: opts.Groups, FetchTimeout: opts.FetchTimeout}
+	th := lagengine.Thresholds{MaxLatency: opts.MaxLatency, MaxRecords: opts.MaxRecords, StaleAfter: opts.StaleAfter}
 	for _, fc := range flows {
-		c := &collector{clients: clients, fc: fc, now: now, groups: opts.Groups, fetchTimeout: opts.FetchTimeout}
-		fl, err := c.collect(ctx)
+		fl, err := lagengine.Read(ctx, clients, fc, ro)
 		if err != nil {
 			return res, err
 		}
-		res.Breaches = append(res.Breaches, evaluate(opts, fc, &fl)...)
+		res.Breaches = append(res.Breaches, lagengine.Evaluate(fc, &fl, th)...)
 		res.Flows = append(res.Flows, fl)
 	}
 	sort.SliceStable(res.Flows, func(i, j int) bool {
 		return res.Flows[i].Source+"->"+res.Flows[i].Target < res.Flows[j].Source+"->"+res.Flows[j].Target
 	})
 	return res, nil
-}
-
-// evaluate applies the thresholds to fl, marks what breached, and returns
-// the breaches.
-func evaluate(opts *Options, fc replicate.FlowConfig, fl *FlowLag) []Breach {
-	var out []Breach
-	name := fc.Name()
-	for i := range fl.Partitions {
-		p := &fl.Partitions[i]
-		subject := p.Topic + "[" + strconv.Itoa(int(p.Partition)) + "]"
-		if opts.MaxRecords >= 0 && p.RecordsBehind > opts.MaxRecords {
-			p.Breach = true
-			out = append(out, Breach{name, CheckMaxRecords, subject, p.RecordsBehind, opts.MaxRecords})
-		}
-		if opts.MaxLatency > 0 {
-			limit := opts.MaxLatency.Milliseconds()
-			switch {
-			case p.TimeBehindMs == nil:
-				p.Breach = true
-				out = append(out, Breach{name, CheckMaxLatency, subject, -1, limit})
-			case *p.TimeBehindMs > limit:
-				p.Breach = true
-				out = append(out, Breach{name, CheckMaxLatency, subject, *p.TimeBehindMs, limit})
-			}
-		}
-	}
-	if opts.StaleAfter > 0 {
-		limit := opts.StaleAfter.Milliseconds()
-		stale := func(age *int64) (int64, bool) {
-			if age == nil {
-				return -1, true
-			}
-			return *age, *age > limit
-		}
-		if fc.EmitHeartbeats || fl.HeartbeatAgeMs != nil {
-			if v, bad := stale(fl.HeartbeatAgeMs); bad {
-				out = append(out, Breach{name, CheckStaleAfter, "heartbeat", v, limit})
-			}
-		}
-		for i := range fl.Groups {
-			g := &fl.Groups[i]
-			if v, bad := stale(g.CheckpointAgeMs); bad {
-				g.Breach = true
-				out = append(out, Breach{name, CheckStaleAfter, "group " + g.Group, v, limit})
-			}
-		}
-	}
-	return out
 }
 
 func msCell(v *int64) string {

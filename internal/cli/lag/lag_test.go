@@ -23,6 +23,7 @@ import (
 	"github.com/mirrorctl/mirrorctl/internal/kafka"
 	"github.com/mirrorctl/mirrorctl/internal/output"
 	"github.com/mirrorctl/mirrorctl/internal/testkit"
+	lagengine "github.com/mirrorctl/mirrorctl/lag"
 	"github.com/mirrorctl/mirrorctl/replicate"
 	"github.com/mirrorctl/mirrorctl/replicate/mm2"
 )
@@ -116,7 +117,7 @@ func TestRecordsAndTimeBehindAfterReplicateStops(t *testing.T) {
 	}
 	for _, p := range res.Flows[0].Partitions {
 		if p.SourceTopic != topic || p.Topic != "us-east."+topic || p.SourceEndOffset != 17 || p.ReplicatedOffset != 9 ||
-			p.RecordsBehind != 7 || p.TargetEndOffset != 10 || p.From != lag.FromProgress {
+			p.RecordsBehind != 7 || p.TargetEndOffset != 10 || p.From != lagengine.FromProgress {
 			t.Errorf("partition %+v; want end 17, replicated 9, behind 7, target end 10, from progress", p)
 		}
 		if p.TimeBehindMs == nil || *p.TimeBehindMs < 90_000 || *p.TimeBehindMs > 100_000 {
@@ -130,10 +131,10 @@ func TestRecordsAndTimeBehindAfterReplicateStops(t *testing.T) {
 		checks []string
 	}{
 		{"--max-records 7", 0, nil},
-		{"--max-records 6", 3, []string{lag.CheckMaxRecords, lag.CheckMaxRecords}},
+		{"--max-records 6", 3, []string{lagengine.CheckMaxRecords, lagengine.CheckMaxRecords}},
 		{"--max-latency 5m", 0, nil},
-		{"--max-latency 60s", 3, []string{lag.CheckMaxLatency, lag.CheckMaxLatency}},
-		{"--max-latency 60s --max-records 100", 3, []string{lag.CheckMaxLatency, lag.CheckMaxLatency}},
+		{"--max-latency 60s", 3, []string{lagengine.CheckMaxLatency, lagengine.CheckMaxLatency}},
+		{"--max-latency 60s --max-records 100", 3, []string{lagengine.CheckMaxLatency, lagengine.CheckMaxLatency}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.flags, func(t *testing.T) {
@@ -234,7 +235,7 @@ func TestMM2FlowFromOffsetSyncsHeartbeatsAndCheckpoints(t *testing.T) {
 	}
 	p := fl.Partitions[0]
 	// Newest sync 4->4 and 12 records on the target: offsets 5..11 follow.
-	if p.From != lag.FromOffsetSyncs || p.ReplicatedOffset != 11 || p.RecordsBehind != 8 || p.SourceEndOffset != 20 || p.TargetEndOffset != 12 {
+	if p.From != lagengine.FromOffsetSyncs || p.ReplicatedOffset != 11 || p.RecordsBehind != 8 || p.SourceEndOffset != 20 || p.TargetEndOffset != 12 {
 		t.Errorf("partition %+v; want from offset-syncs, replicated 11, behind 8", p)
 	}
 	// The oldest uncopied record is source offset 12, stamped now-88s.
@@ -257,9 +258,9 @@ func TestMM2FlowFromOffsetSyncsHeartbeatsAndCheckpoints(t *testing.T) {
 	if ng := fl.Groups[1]; ng.Group != "never-checkpointed" || ng.CheckpointAgeMs != nil || !ng.Breach {
 		t.Errorf("group without checkpoints %+v", ng)
 	}
-	want := []lag.Breach{
-		{"us-east->eu-west", lag.CheckStaleAfter, "group " + group, 4000, 3500},
-		{"us-east->eu-west", lag.CheckStaleAfter, "group never-checkpointed", -1, 3500},
+	want := []lagengine.Breach{
+		{Flow: "us-east->eu-west", Check: lagengine.CheckStaleAfter, Subject: "group " + group, Value: 4000, Limit: 3500},
+		{Flow: "us-east->eu-west", Check: lagengine.CheckStaleAfter, Subject: "group never-checkpointed", Value: -1, Limit: 3500},
 	}
 	if fmt.Sprint(res.Breaches) != fmt.Sprint(want) {
 		t.Errorf("breaches %+v, want %+v", res.Breaches, want)
@@ -346,7 +347,7 @@ func TestWatchWritesJSONLines(t *testing.T) {
 	for sc.Scan() {
 		n++
 		res := decode(t, sc.Text())
-		if res.SchemaVersion != 1 || len(res.Flows) != 1 || res.Flows[0].Partitions[0].RecordsBehind != 2 || res.Flows[0].Partitions[0].From != lag.FromNone || len(res.Breaches) != 1 {
+		if res.SchemaVersion != 1 || len(res.Flows) != 1 || res.Flows[0].Partitions[0].RecordsBehind != 2 || res.Flows[0].Partitions[0].From != lagengine.FromNone || len(res.Breaches) != 1 {
 			t.Errorf("line %d: %s", n, sc.Text())
 		}
 	}

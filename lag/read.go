@@ -2,7 +2,6 @@ package lag
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/mirrorctl/mirrorctl/replicate"
 	"github.com/mirrorctl/mirrorctl/replicate/mm2"
+	"github.com/mirrorctl/mirrorctl/replicate/progress"
 	"github.com/mirrorctl/mirrorctl/replicate/syncstore"
 )
 
@@ -101,12 +101,43 @@ type GroupPartition struct {
 	Rereads int64 `json:"rereads"`
 }
 
+// Options say what Read reports and when "now" is.
+type Options struct {
+	// Now is the instant ages and time behind are measured from.
+	Now time.Time
+	// Groups are the consumer groups to report; empty means every group
+	// with a checkpoint in the flow's checkpoints topic.
+	Groups []string
+	// FetchTimeout bounds the read of the oldest uncopied records and of
+	// the heartbeats topic; zero or negative means DefaultFetchTimeout.
+	FetchTimeout time.Duration
+}
+
+// DefaultFetchTimeout is Options.FetchTimeout when unset.
+const DefaultFetchTimeout = 10 * time.Second
+
+// Read measures the lag of one flow: every partition the flow replicates
+// (replicate.PlanFlow), the flow's newest heartbeat and the checkpoint state
+// of the groups in opts. It only reads: ListOffsets on both clusters, the
+// progress, offset-syncs, heartbeats and checkpoints topics, OffsetFetch of
+// the groups on the source, and one bounded Fetch per lagging partition.
+// The error names the flow, cluster and topic that could not be read; a
+// partition's oldest uncopied record that cannot be read within the fetch
+// timeout is not an error, its TimeBehindMs stays nil.
+func Read(ctx context.Context, clients replicate.Clients, fc replicate.FlowConfig, opts Options) (FlowLag, error) {
+	c := &collector{clients: clients, fc: fc, now: opts.Now, groups: opts.Groups, fetchTimeout: opts.FetchTimeout}
+	if c.fetchTimeout <= 0 {
+		c.fetchTimeout = DefaultFetchTimeout
+	}
+	return c.collect(ctx)
+}
+
 // collector reads one flow's lag.
 type collector struct {
 	clients replicate.Clients
 	fc      replicate.FlowConfig
 	now     time.Time
-	groups  []string // --group; empty means every group with checkpoints
+	groups  []string // empty means every group with checkpoints
 	// fetchTimeout bounds the read of the oldest uncopied records.
 	fetchTimeout time.Duration
 }
@@ -266,23 +297,16 @@ type tpKey struct {
 }
 
 // readProgress reads mirrorctl's progress topic of the flow on the target:
-// the newest record per source partition (JSON key {"topic","partition"},
-// value {"offset": next source offset}). Undecodable records are skipped.
+// the newest record per source partition (package replicate/progress).
+// Undecodable records are skipped: the partition then falls back to the
+// offset syncs.
 func (c *collector) readProgress(ctx context.Context) (map[tpKey]int64, error) {
 	out := map[tpKey]int64{}
 	topic := replicate.ProgressTopic(c.fc.Policy, c.fc.Source)
 	err := replicate.ReadInternalTopic(ctx, c.clients, c.fc.Target, topic, func(r *kgo.Record) {
-		var k struct {
-			Topic     string `json:"topic"`
-			Partition int32  `json:"partition"`
+		if k, next, err := progress.Decode(r.Key, r.Value); err == nil {
+			out[tpKey{k.Topic, k.Partition}] = next
 		}
-		var v struct {
-			Offset *int64 `json:"offset"`
-		}
-		if json.Unmarshal(r.Key, &k) != nil || r.Value == nil || json.Unmarshal(r.Value, &v) != nil || v.Offset == nil || k.Topic == "" {
-			return
-		}
-		out[tpKey{k.Topic, k.Partition}] = *v.Offset
 	})
 	return out, err
 }

@@ -1,0 +1,92 @@
+package lag
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/mirrorctl/mirrorctl/replicate"
+)
+
+// Threshold names used in Breach.Check (the CLI flags of the same name).
+const (
+	CheckMaxLatency = "max-latency"
+	CheckMaxRecords = "max-records"
+	CheckStaleAfter = "stale-after"
+)
+
+// Thresholds are the limits Evaluate applies. A zero or negative duration is
+// off; MaxRecords is off when negative (0 means "not one record behind").
+type Thresholds struct {
+	// MaxLatency: a partition whose TimeBehindMs exceeds it (or is
+	// unknown) breaches.
+	MaxLatency time.Duration
+	// MaxRecords: a partition more than this many records behind breaches.
+	MaxRecords int64
+	// StaleAfter: a heartbeat or group checkpoint older than this (or
+	// missing) breaches. The heartbeat is checked only when the flow emits
+	// heartbeats or one was found.
+	StaleAfter time.Duration
+}
+
+// Breach is one threshold exceeded.
+type Breach struct {
+	Flow  string `json:"flow"`  // "source->target"
+	Check string `json:"check"` // CheckMaxLatency, CheckMaxRecords or CheckStaleAfter
+	// Subject is "<remote topic>[<partition>]", "heartbeat" or
+	// "group <id>".
+	Subject string `json:"subject"`
+	// Value is what was measured: ms for latency and staleness, records
+	// for max-records; -1 when it is unknown (no heartbeat or checkpoint,
+	// unreadable oldest record), which counts as a breach.
+	Value int64 `json:"value"`
+	Limit int64 `json:"limit"` // the threshold, same unit
+}
+
+// Evaluate applies th to fl (read for the flow fc), sets the Breach mark of
+// each partition and group that breached, and returns the breaches in the
+// order partitions, heartbeat, groups.
+func Evaluate(fc replicate.FlowConfig, fl *FlowLag, th Thresholds) []Breach {
+	var out []Breach
+	name := fc.Name()
+	for i := range fl.Partitions {
+		p := &fl.Partitions[i]
+		subject := p.Topic + "[" + strconv.Itoa(int(p.Partition)) + "]"
+		if th.MaxRecords >= 0 && p.RecordsBehind > th.MaxRecords {
+			p.Breach = true
+			out = append(out, Breach{name, CheckMaxRecords, subject, p.RecordsBehind, th.MaxRecords})
+		}
+		if th.MaxLatency > 0 {
+			limit := th.MaxLatency.Milliseconds()
+			switch {
+			case p.TimeBehindMs == nil:
+				p.Breach = true
+				out = append(out, Breach{name, CheckMaxLatency, subject, -1, limit})
+			case *p.TimeBehindMs > limit:
+				p.Breach = true
+				out = append(out, Breach{name, CheckMaxLatency, subject, *p.TimeBehindMs, limit})
+			}
+		}
+	}
+	if th.StaleAfter > 0 {
+		limit := th.StaleAfter.Milliseconds()
+		stale := func(age *int64) (int64, bool) {
+			if age == nil {
+				return -1, true
+			}
+			return *age, *age > limit
+		}
+		if fc.EmitHeartbeats || fl.HeartbeatAgeMs != nil {
+			if v, bad := stale(fl.HeartbeatAgeMs); bad {
+				out = append(out, Breach{name, CheckStaleAfter, "heartbeat", v, limit})
+			}
+		}
+		for i := range fl.Groups {
+			g := &fl.Groups[i]
+			if v, bad := stale(g.CheckpointAgeMs); bad {
+				g.Breach = true
+				out = append(out, Breach{name, CheckStaleAfter, "group " + g.Group, v, limit})
+			}
+		}
+	}
+	return out
+}
