@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/mirrorctl/mirrorctl/groupstate"
 	"github.com/mirrorctl/mirrorctl/replicate"
 	"github.com/mirrorctl/mirrorctl/replicate/mm2"
 	"github.com/mirrorctl/mirrorctl/replicate/progress"
@@ -65,6 +66,9 @@ type Options struct {
 	SourceTimeout time.Duration
 	// ApplyParallel is how many groups Apply commits at once; default 8.
 	ApplyParallel int
+	// CommitTimeout bounds one group's commit once sent, and the re-read
+	// of its offsets when the commit's answer was lost; default 30s.
+	CommitTimeout time.Duration
 }
 
 // Engine translates, plans, applies and verifies consumer-group moves along
@@ -78,6 +82,7 @@ type Engine struct {
 	maxScan       int64
 	sourceTimeout time.Duration
 	parallel      int
+	commitTimeout time.Duration
 }
 
 // New checks opts and returns an Engine. It connects to nothing.
@@ -89,7 +94,10 @@ func New(opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{flow: opts.Flow, clients: opts.Clients, log: opts.Logger, now: opts.Now,
-		bound: opts.SearchBound, maxScan: opts.MaxScan, sourceTimeout: opts.SourceTimeout, parallel: opts.ApplyParallel}
+		bound: opts.SearchBound, maxScan: opts.MaxScan, sourceTimeout: opts.SourceTimeout, parallel: opts.ApplyParallel, commitTimeout: opts.CommitTimeout}
+	if e.commitTimeout <= 0 {
+		e.commitTimeout = defaultCommitTimeout
+	}
 	if e.parallel <= 0 {
 		e.parallel = 8
 	}
@@ -143,6 +151,10 @@ type Translation struct {
 	Rereads *int64 `json:"rereads"`
 	// Reason explains a nil TargetOffset, a fallback or an adjustment.
 	Reason string `json:"reason"`
+	// Error is set when an input of the row (the group's commit, the
+	// partition's offsets) could not be read: the row is unknown, never
+	// acted on.
+	Error string `json:"error,omitempty"`
 
 	// Metadata is the source commit's (or checkpoint's) metadata, carried
 	// to the target commit.
@@ -158,6 +170,9 @@ type Translation struct {
 type GroupTranslation struct {
 	Group      string        `json:"group"`
 	Partitions []Translation `json:"partitions"`
+	// Error is set when the group's commits could not be read (it then
+	// has no rows): unknown, not "no commits".
+	Error string `json:"error,omitempty"`
 }
 
 // TranslateResult is the outcome of [Engine.Translate].
@@ -272,42 +287,40 @@ func (e *Engine) readProgress(ctx context.Context) map[tpKey]int64 {
 	return out
 }
 
-// fetchOffsets fetches the committed offsets of groups on adm's cluster. A
-// group that does not exist has no offsets. The error names the cluster and
-// group.
-func fetchOffsets(ctx context.Context, adm *kadm.Client, alias string, groups []string) (map[string]kadm.OffsetResponses, error) {
+// fetchOffsets fetches the committed offsets of groups on adm's cluster
+// (OffsetFetch), retrying while the coordinator is not ready. A group that
+// does not exist has no offsets (a known, empty answer). errs holds, per
+// group, why its offsets are unknown (the request failed, an authorization
+// error, no answer); such a group is absent from the first map. Errors per
+// partition stay in the responses' Err: callers must check them (see
+// [currentOf]) and never read an error as "no commit".
+func fetchOffsets(ctx context.Context, adm *kadm.Client, alias string, groups []string) (map[string]kadm.OffsetResponses, map[string]error) {
 	out := make(map[string]kadm.OffsetResponses, len(groups))
+	errs := map[string]error{}
 	var resp kadm.FetchOffsetsResponses
-	_ = retryCoordinator(ctx, func() error {
+	_ = groupstate.RetryCoordinator(ctx, func() error {
 		resp = adm.FetchManyOffsets(ctx, groups...)
 		for _, r := range resp {
-			if coordinatorErr(r.Err) {
+			if groupstate.CoordinatorErr(r.Err) {
 				return r.Err
 			}
 		}
 		return nil
 	})
-	var errs []error
 	for _, g := range groups {
 		r, ok := resp[g]
-		if !ok {
-			continue
-		}
-		if r.Err != nil {
-			if errors.Is(r.Err, kerr.GroupIDNotFound) {
-				continue
-			}
-			errs = append(errs, fmt.Errorf("fetch offsets of group %s on %s: %w", g, alias, r.Err))
-			continue
-		}
-		out[g] = r.Fetched
-	}
-	if len(out) == 0 && len(groups) > 0 && len(resp) == 0 {
-		if err := resp.Error(); err != nil {
-			return nil, fmt.Errorf("fetch offsets on %s: %w", alias, err)
+		switch {
+		case !ok:
+			errs[g] = fmt.Errorf("fetch offsets of group %s on %s: no answer for the group", g, alias)
+		case errors.Is(r.Err, kerr.GroupIDNotFound):
+			out[g] = kadm.OffsetResponses{}
+		case r.Err != nil:
+			errs[g] = fmt.Errorf("fetch offsets of group %s on %s: %w", g, alias, r.Err)
+		default:
+			out[g] = r.Fetched
 		}
 	}
-	return out, errors.Join(errs...)
+	return out, errs
 }
 
 // Translate translates the committed source offsets of groups to the target
@@ -320,7 +333,7 @@ func (e *Engine) Translate(ctx context.Context, groups []string, mode Mode) (*Tr
 	groups = dedupe(groups)
 	// The source is asked in every mode: in checkpoint mode its answer
 	// only fills Rereads by comparison with the exact position.
-	srcOffsets, srcErr := e.probeSource(ctx, groups, mode)
+	srcOffsets, srcGroupErrs, srcErr := e.probeSource(ctx, groups, mode)
 	if srcErr != nil && mode == ModeExact {
 		return nil, srcErr
 	}
@@ -354,6 +367,11 @@ func (e *Engine) Translate(ctx context.Context, groups []string, mode Mode) (*Tr
 		} else {
 			gt.Partitions = exactRows[g]
 		}
+		if err := srcGroupErrs[g]; err != nil && mode != ModeCheckpoint {
+			// Unknown commits are not "no commits": the group gets no
+			// rows and says why.
+			gt.Error, gt.Partitions = err.Error(), nil
+		}
 		if gt.Partitions == nil {
 			gt.Partitions = []Translation{}
 		}
@@ -364,11 +382,13 @@ func (e *Engine) Translate(ctx context.Context, groups []string, mode Mode) (*Tr
 }
 
 // probeSource fetches the groups' source commits; in auto and checkpoint mode
-// the first request is bounded by SourceTimeout.
-func (e *Engine) probeSource(ctx context.Context, groups []string, mode Mode) (map[string]kadm.OffsetResponses, error) {
+// the first request is bounded by SourceTimeout. The error is for a source
+// that does not answer at all; gerrs holds the groups whose commits could
+// not be read although it answers.
+func (e *Engine) probeSource(ctx context.Context, groups []string, mode Mode) (offsets map[string]kadm.OffsetResponses, gerrs map[string]error, err error) {
 	adm, err := e.clients.Admin(e.flow.Source)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	pctx := ctx
 	if mode != ModeExact {
@@ -377,9 +397,24 @@ func (e *Engine) probeSource(ctx context.Context, groups []string, mode Mode) (m
 		defer cancel()
 	}
 	if _, err := adm.ListBrokers(pctx); err != nil {
-		return nil, fmt.Errorf("source cluster %s: %w", e.flow.Source, err)
+		return nil, nil, fmt.Errorf("source cluster %s: %w", e.flow.Source, err)
 	}
-	return fetchOffsets(ctx, adm, e.flow.Source, groups)
+	offsets, gerrs = fetchOffsets(ctx, adm, e.flow.Source, groups)
+	if len(groups) > 0 && len(gerrs) == len(groups) {
+		// Not one group could be read, and not because the cluster said
+		// no (a Kafka error): the source is not answering.
+		var errs []error
+		for _, g := range groups {
+			var ke *kerr.Error
+			var ae *kadm.AuthError
+			if errors.As(gerrs[g], &ke) || errors.As(gerrs[g], &ae) {
+				return offsets, gerrs, nil
+			}
+			errs = append(errs, gerrs[g])
+		}
+		return nil, nil, fmt.Errorf("source cluster %s: %w", e.flow.Source, errs[0])
+	}
+	return offsets, gerrs, nil
 }
 
 // checkpointRows turns a group's checkpoints into rows; with exact rows at

@@ -56,7 +56,7 @@ func (e *Engine) translateExact(ctx context.Context, groups []string, fetched ma
 	}
 	var parts []kadm.ListedOffset
 	ends.Each(func(lo kadm.ListedOffset) {
-		if topics[lo.Topic] && lo.Err == nil {
+		if topics[lo.Topic] {
 			parts = append(parts, lo)
 		}
 	})
@@ -74,7 +74,18 @@ func (e *Engine) translateExact(ctx context.Context, groups []string, fetched ma
 			}
 			o, ok := fetched[g].Lookup(lo.Topic, lo.Partition)
 			row := Translation{SourceTopic: lo.Topic, Topic: e.remoteTopic(lo.Topic), Partition: lo.Partition, Mode: ModeExact}
-			if !ok || o.Err != nil || o.At < 0 {
+			switch {
+			case ok && o.Err != nil:
+				row.Error = fmt.Sprintf("fetch the group's offset of %s[%d] on %s: %v", lo.Topic, lo.Partition, e.flow.Source, o.Err)
+			case lo.Err != nil:
+				row.Error = fmt.Sprintf("list the end offset of %s[%d] on %s: %v", lo.Topic, lo.Partition, e.flow.Source, lo.Err)
+			}
+			if row.Error != "" {
+				row.Reason = row.Error
+				rows = append(rows, pending{group: g, row: row})
+				continue
+			}
+			if !ok || o.At < 0 {
 				row.Reason = "no committed offset on " + e.flow.Source
 				rows = append(rows, pending{group: g, row: row})
 				continue

@@ -3,6 +3,9 @@ package failover
 import (
 	"context"
 	"fmt"
+	"strings"
+
+	"github.com/mirrorctl/mirrorctl/groupstate"
 )
 
 // PlanFailback plans the way back: the groups' committed positions on the
@@ -39,10 +42,7 @@ func (e *Engine) PlanFailback(ctx context.Context, opts PlanOptions) (*Plan, err
 	if err != nil {
 		return nil, err
 	}
-	positions, err := fetchOffsets(ctx, tgt, e.flow.Target, groups)
-	if err != nil {
-		return nil, err
-	}
+	positions, posErrs := fetchOffsets(ctx, tgt, e.flow.Target, groups)
 	store, err := e.readSyncs(ctx)
 	if err != nil {
 		return nil, err
@@ -58,10 +58,16 @@ func (e *Engine) PlanFailback(ctx context.Context, opts PlanOptions) (*Plan, err
 	for _, g := range groups {
 		for _, o := range positions[g].Sorted() {
 			up, ok := e.sourceTopic(o.Topic)
-			if !ok || o.Err != nil || !e.mirrors(up) {
+			if !ok || !e.mirrors(up) {
 				continue
 			}
 			t := Translation{SourceTopic: up, Topic: o.Topic, Partition: o.Partition, Mode: ModeExact, Metadata: o.Metadata}
+			if o.Err != nil {
+				t.Error = fmt.Sprintf("fetch the group's offset of %s[%d] on %s: %v", o.Topic, o.Partition, e.flow.Target, o.Err)
+				t.Reason = t.Error
+				rows = append(rows, row{group: g, t: t})
+				continue
+			}
 			if o.At < 0 {
 				t.Reason = "no committed offset on " + e.flow.Target
 				rows = append(rows, row{group: g, t: t})
@@ -101,14 +107,8 @@ func (e *Engine) PlanFailback(ctx context.Context, opts PlanOptions) (*Plan, err
 			q.offset, q.exact, q.reason = q.fallback, false, "the source did not answer ("+err.Error()+"); "+q.fallbackReason
 		}
 	}
-	states, err := groupStates(ctx, src, e.flow.Source, groups)
-	if err != nil {
-		return nil, err
-	}
-	current, err := fetchOffsets(ctx, src, e.flow.Source, groups)
-	if err != nil {
-		return nil, err
-	}
+	states := groupstate.Describe(ctx, src, groups)
+	current, curErrs := fetchOffsets(ctx, src, e.flow.Source, groups)
 	byGroup := map[string][]Translation{}
 	for _, r := range rows {
 		t := r.t
@@ -133,22 +133,36 @@ func (e *Engine) PlanFailback(ctx context.Context, opts PlanOptions) (*Plan, err
 	}
 	for _, g := range groups {
 		gp := GroupPlan{Group: g, Partitions: []PartitionPlan{}}
-		d, ok := states[g]
-		state, members, serr := stateOf(d, ok)
-		if serr != nil {
-			return nil, fmt.Errorf("describe group %s on %s: %w", g, e.flow.Source, serr)
+		st := states[g]
+		setState(&gp, st, e.flow.Source)
+		block := blockAction(st)
+		if err := posErrs[g]; err != nil {
+			gp.Refused = append(gp.Refused, fmt.Sprintf("commits of group %s on %s unknown: %v; nothing is committed to it", g, e.flow.Target, err))
 		}
-		gp.State, gp.Members = state, members
-		if !idle(state, members) {
-			gp.Refused = append(gp.Refused, fmt.Sprintf("group %s is %s on %s (%d members); stop its consumers first", g, state, e.flow.Source, members))
+		if err := curErrs[g]; err != nil {
+			gp.Refused = append(gp.Refused, fmt.Sprintf("commits of group %s on %s unknown: %v; nothing is committed to it", g, e.flow.Source, err))
+			block = ActionSkipUnknown
 		}
 		for _, t := range byGroup[g] {
-			pp := PartitionPlan{Translation: t, Current: currentOf(current[g], t.SourceTopic, t.Partition)}
-			pp.Action = decide(t.TargetOffset, t.SourceOffset, pp.Current, t.NotReplicated, idle(state, members), opts.AllowRewind)
+			cur, cerr := currentOf(current[g], t.SourceTopic, t.Partition)
+			pp := PartitionPlan{Translation: t, Current: cur}
+			pp.Action = decide(t.TargetOffset, t.SourceOffset, pp.Current, t.NotReplicated, block, opts.AllowRewind)
+			if t.Error != "" || cerr != nil {
+				pp.Action = ActionSkipUnknown
+				why := t.Error
+				if cerr != nil {
+					why = fmt.Sprintf("fetch the group's offset of %s[%d] on %s: %v", t.SourceTopic, t.Partition, e.flow.Source, cerr)
+					pp.Reason = strings.TrimPrefix(pp.Reason+"; "+why, "; ")
+				}
+				gp.Refused = append(gp.Refused, fmt.Sprintf("%s; nothing is committed to group %s", why, g))
+			}
 			gp.Partitions = append(gp.Partitions, pp)
 		}
 		sortPlans(gp.Partitions)
 		plan.Groups = append(plan.Groups, gp)
+	}
+	if err := e.checkRanges(ctx, plan, opts.ClampOffsets); err != nil {
+		return nil, err
 	}
 	return plan, nil
 }

@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/mirrorctl/mirrorctl/groupstate"
 )
 
 // Action is what applying a plan does with one partition.
@@ -25,6 +28,9 @@ const (
 	ActionSkipNotReplicated  Action = "skip-not-replicated"   // the next record has no copy yet
 	ActionSkipNoSourceCommit Action = "skip-no-source-commit" // the group has no commit to translate
 	ActionSkipNoTranslation  Action = "skip-no-translation"   // no safe translated offset
+	ActionSkipUnknown        Action = "skip-unknown"          // an offset or the group's state could not be read
+	ActionSkipUnsupported    Action = "skip-unsupported"      // a share, streams or other group not moved with OffsetCommit
+	ActionSkipOutOfRange     Action = "skip-out-of-range"     // below the log start or past the end of the partition committed to
 )
 
 // Outcomes of [Engine.Apply] per partition.
@@ -35,6 +41,10 @@ const (
 	OutcomeRefused     = "refused"     // the group turned active, or a precheck failed
 	OutcomeFailed      = "failed"      // the commit failed; Error says why
 	OutcomeInterrupted = "interrupted" // cancelled before the commit was sent
+	// OutcomeUnknown: the commit's answer was lost (timeout, connection
+	// cut) and re-reading the group's offsets did not tell whether it
+	// landed; Error says what was seen.
+	OutcomeUnknown = "unknown"
 )
 
 // Direction of a plan.
@@ -62,6 +72,10 @@ type PlanOptions struct {
 	// CheckpointMaxAge refuses groups with checkpoint-mode rows older than
 	// it; 0 means 3 × emit.checkpoints.interval.seconds.
 	CheckpointMaxAge time.Duration
+	// ClampOffsets commits a translated offset below the log start of the
+	// partition committed to at the log start, and one past its end at the
+	// end, instead of refusing the group.
+	ClampOffsets bool
 }
 
 // PartitionPlan is one partition of a group's plan. In a failover plan
@@ -86,11 +100,21 @@ type PartitionPlan struct {
 type GroupPlan struct {
 	Group string `json:"group"`
 	// State of the group on the cluster committed to ("Empty", "Stable",
-	// ..., or "absent"), and its member count.
+	// ..., "absent", or "unknown" when it could not be read), and its
+	// member count.
 	State   string `json:"state"`
 	Members int    `json:"members"`
+	// Type is the group's type there: classic, consumer (KIP-848), share,
+	// streams; "" when absent or unknown.
+	Type string `json:"type,omitempty"`
+	// Blocking lists the members that keep the group from being
+	// committed (the group is skip-active).
+	Blocking []groupstate.Member `json:"blocking_members,omitempty"`
 	// Refused lists failed prechecks; a refused group is never committed.
-	Refused    []string        `json:"refused,omitempty"`
+	Refused []string `json:"refused,omitempty"`
+	// Summary and Incomplete are set by [Plan.Summarize].
+	Summary    string          `json:"summary,omitempty"`
+	Incomplete []string        `json:"incomplete,omitempty"`
 	Partitions []PartitionPlan `json:"partitions"`
 }
 
@@ -128,6 +152,14 @@ func (p *Plan) commitAt(pp *PartitionPlan) *int64 {
 	return pp.TargetOffset
 }
 
+func (p *Plan) setCommitAt(pp *PartitionPlan, at int64) {
+	if p.Direction == Failback {
+		pp.SourceOffset = ptr(at)
+	} else {
+		pp.TargetOffset = ptr(at)
+	}
+}
+
 // PrecheckFailed reports whether any group was refused by a precheck.
 func (p *Plan) PrecheckFailed() bool {
 	for _, g := range p.Groups {
@@ -144,7 +176,7 @@ func (p *Plan) Problems() int {
 	n := 0
 	for _, g := range p.Groups {
 		for _, pp := range g.Partitions {
-			if pp.Outcome == OutcomeRefused || pp.Outcome == OutcomeFailed || pp.Outcome == OutcomeInterrupted || (pp.Verified != nil && !*pp.Verified) {
+			if pp.Outcome == OutcomeRefused || pp.Outcome == OutcomeFailed || pp.Outcome == OutcomeInterrupted || pp.Outcome == OutcomeUnknown || (pp.Verified != nil && !*pp.Verified) {
 				n++
 			}
 		}
@@ -196,67 +228,27 @@ func (e *RefusedError) Error() string {
 	return fmt.Sprintf("group %s: %s", e.Group, e.Reason)
 }
 
-// groupStates describes groups on adm's cluster, retrying while the group
-// coordinator is not ready (a fresh cluster creates __consumer_offsets on
-// first use): COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS and
-// NOT_COORDINATOR, for up to coordinatorWait.
-func groupStates(ctx context.Context, adm *kadm.Client, alias string, groups []string) (map[string]kadm.DescribedGroup, error) {
-	var described kadm.DescribedGroups
-	err := retryCoordinator(ctx, func() error {
-		var err error
-		described, err = adm.DescribeGroups(ctx, groups...)
-		if err != nil && len(described) == 0 {
-			return err
-		}
-		for _, d := range described {
-			if coordinatorErr(d.Err) {
-				return d.Err
-			}
-		}
-		return nil
-	})
-	if err != nil && len(described) == 0 {
-		return nil, fmt.Errorf("describe groups on %s: %w", alias, err)
+// blockAction is the action every partition of a group gets when its state
+// forbids a commit; "" when the group is idle.
+func blockAction(st groupstate.State) Action {
+	switch {
+	case st.Idle():
+		return ""
+	case !st.Known():
+		return ActionSkipUnknown
+	case !st.Supported():
+		return ActionSkipUnsupported
 	}
-	return described, nil
+	return ActionSkipActive
 }
 
-// coordinatorWait bounds retries while a group coordinator is not ready.
-const coordinatorWait = 30 * time.Second
-
-func coordinatorErr(err error) bool {
-	return errors.Is(err, kerr.CoordinatorNotAvailable) || errors.Is(err, kerr.CoordinatorLoadInProgress) || errors.Is(err, kerr.NotCoordinator)
-}
-
-// retryCoordinator calls fn until it returns an error that is not a
-// coordinator-not-ready error, coordinatorWait passes, or ctx ends.
-func retryCoordinator(ctx context.Context, fn func() error) error {
-	deadline := time.Now().Add(coordinatorWait)
-	for {
-		err := fn()
-		if err == nil || !coordinatorErr(err) || time.Now().After(deadline) {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(250 * time.Millisecond):
-		}
+// setState records st on gp and, when it forbids a commit, the refusal.
+func setState(gp *GroupPlan, st groupstate.State, alias string) {
+	gp.State, gp.Type, gp.Members, gp.Blocking = st.State, st.Type, len(st.Members), nil
+	if !st.Idle() {
+		gp.Refused = append(gp.Refused, st.Refusal(alias))
+		gp.Blocking = st.Members
 	}
-}
-
-func stateOf(d kadm.DescribedGroup, ok bool) (string, int, error) {
-	if !ok || errors.Is(d.Err, kerr.GroupIDNotFound) || d.State == "Dead" || d.State == "" {
-		return "absent", 0, nil
-	}
-	if d.Err != nil {
-		return "", 0, d.Err
-	}
-	return d.State, len(d.Members), nil
-}
-
-func idle(state string, members int) bool {
-	return (state == "absent" || state == "Empty") && members == 0
 }
 
 // PlanFailover translates the groups (see [Engine.Translate]) and decides
@@ -282,14 +274,8 @@ func (e *Engine) PlanFailover(ctx context.Context, opts PlanOptions) (*Plan, err
 	if err != nil {
 		return nil, err
 	}
-	states, err := groupStates(ctx, tgt, e.flow.Target, groups)
-	if err != nil {
-		return nil, err
-	}
-	current, err := fetchOffsets(ctx, tgt, e.flow.Target, groups)
-	if err != nil {
-		return nil, err
-	}
+	states := groupstate.Describe(ctx, tgt, groups)
+	current, curErrs := fetchOffsets(ctx, tgt, e.flow.Target, groups)
 	maxAge := opts.CheckpointMaxAge
 	if maxAge <= 0 {
 		maxAge = 3 * e.flow.CheckpointsInterval
@@ -301,20 +287,31 @@ func (e *Engine) PlanFailover(ctx context.Context, opts PlanOptions) (*Plan, err
 	}
 	for _, gt := range tr.Groups {
 		gp := GroupPlan{Group: gt.Group}
-		d, ok := states[gt.Group]
-		state, members, serr := stateOf(d, ok)
-		if serr != nil {
-			return nil, fmt.Errorf("describe group %s on %s: %w", gt.Group, e.flow.Target, serr)
+		st := states[gt.Group]
+		setState(&gp, st, e.flow.Target)
+		block := blockAction(st)
+		if gt.Error != "" {
+			gp.Refused = append(gp.Refused, fmt.Sprintf("commits of group %s on %s unknown: %s; nothing is committed to it", gt.Group, e.flow.Source, gt.Error))
 		}
-		gp.State, gp.Members = state, members
-		if !idle(state, members) {
-			gp.Refused = append(gp.Refused, fmt.Sprintf("group %s is %s on %s (%d members); stop its consumers first", gt.Group, state, e.flow.Target, members))
+		if err := curErrs[gt.Group]; err != nil {
+			gp.Refused = append(gp.Refused, fmt.Sprintf("commits of group %s on %s unknown: %v; nothing is committed to it", gt.Group, e.flow.Target, err))
+			block = ActionSkipUnknown
 		}
 		seen := map[tpKey]bool{}
 		for _, t := range gt.Partitions {
 			seen[tpKey{t.Topic, t.Partition}] = true
-			pp := PartitionPlan{Translation: t, Current: currentOf(current[gt.Group], t.Topic, t.Partition)}
-			pp.Action = decide(pp.SourceOffset, pp.TargetOffset, pp.Current, t.NotReplicated, idle(state, members), opts.AllowRewind)
+			cur, cerr := currentOf(current[gt.Group], t.Topic, t.Partition)
+			pp := PartitionPlan{Translation: t, Current: cur}
+			pp.Action = decide(pp.SourceOffset, pp.TargetOffset, pp.Current, t.NotReplicated, block, opts.AllowRewind)
+			if t.Error != "" || cerr != nil {
+				pp.Action = ActionSkipUnknown
+				why := t.Error
+				if cerr != nil {
+					why = fmt.Sprintf("fetch the group's offset of %s[%d] on %s: %v", t.Topic, t.Partition, e.flow.Target, cerr)
+					pp.Reason = strings.TrimPrefix(pp.Reason+"; "+why, "; ")
+				}
+				gp.Refused = append(gp.Refused, fmt.Sprintf("%s; nothing is committed to group %s", why, gt.Group))
+			}
 			if t.Mode == ModeCheckpoint && !t.CheckpointTime.IsZero() {
 				if age := e.now().Sub(t.CheckpointTime); age >= maxAge {
 					gp.Refused = append(gp.Refused, fmt.Sprintf("checkpoint for %s[%d] is %s old, not under %s", t.Topic, t.Partition, age.Round(time.Second), maxAge))
@@ -335,11 +332,12 @@ func (e *Engine) PlanFailover(ctx context.Context, opts PlanOptions) (*Plan, err
 			if !ok || seen[tpKey{o.Topic, o.Partition}] || o.Err != nil {
 				return
 			}
+			cur, _ := currentOf(current[gt.Group], o.Topic, o.Partition)
 			pp := PartitionPlan{Translation: Translation{SourceTopic: st, Topic: o.Topic, Partition: o.Partition, Mode: mode,
-				Reason: "no translation: no commit or checkpoint for this partition"}, Current: currentOf(current[gt.Group], o.Topic, o.Partition)}
+				Reason: "no translation: no commit or checkpoint for this partition"}, Current: cur}
 			pp.Action = ActionSkipNoTranslation
-			if !idle(state, members) {
-				pp.Action = ActionSkipActive
+			if block != "" {
+				pp.Action = block
 			}
 			gp.Partitions = append(gp.Partitions, pp)
 		})
@@ -348,6 +346,9 @@ func (e *Engine) PlanFailover(ctx context.Context, opts PlanOptions) (*Plan, err
 			gp.Partitions = []PartitionPlan{}
 		}
 		plan.Groups = append(plan.Groups, gp)
+	}
+	if err := e.checkRanges(ctx, plan, opts.ClampOffsets); err != nil {
+		return nil, err
 	}
 	return plan, nil
 }
@@ -361,19 +362,29 @@ func sortPlans(ps []PartitionPlan) {
 	})
 }
 
-func currentOf(r kadm.OffsetResponses, topic string, partition int32) *int64 {
+// currentOf is the group's committed offset of topic[partition] in r: nil
+// when there is none (or -1), and the partition's fetch error, which is
+// never read as "no commit".
+func currentOf(r kadm.OffsetResponses, topic string, partition int32) (*int64, error) {
 	o, ok := r.Lookup(topic, partition)
-	if !ok || o.Err != nil || o.At < 0 {
-		return nil
+	if !ok {
+		return nil, nil
 	}
-	return ptr(o.At)
+	if o.Err != nil {
+		return nil, o.Err
+	}
+	if o.At < 0 {
+		return nil, nil
+	}
+	return ptr(o.At), nil
 }
 
-// decide picks the action for one partition.
-func decide(from, to, current *int64, notReplicated, idle, allowRewind bool) Action {
+// decide picks the action for one partition; block is the group's
+// blocking action ("" when the group is idle).
+func decide(from, to, current *int64, notReplicated bool, block Action, allowRewind bool) Action {
 	switch {
-	case !idle:
-		return ActionSkipActive
+	case block != "":
+		return block
 	case from == nil:
 		return ActionSkipNoSourceCommit
 	case to == nil && notReplicated:
@@ -386,6 +397,85 @@ func decide(from, to, current *int64, notReplicated, idle, allowRewind bool) Act
 		return ActionSkipRewind
 	}
 	return ActionCommit
+}
+
+// checkRanges refuses (or with clamp, clamps) every commit row whose offset
+// is below the log start or past the end (high watermark) of its partition
+// on the cluster committed to: a bad checkpoint (-9, 2^50) is never
+// committed. Offsets that cannot be listed make the row skip-unknown and
+// refuse its group. It returns an error only when the commit cluster's
+// admin client cannot be had.
+func (e *Engine) checkRanges(ctx context.Context, plan *Plan, clamp bool) error {
+	alias := plan.CommitCluster()
+	topics := map[string]bool{}
+	for _, g := range plan.Groups {
+		for i := range g.Partitions {
+			if pp := &g.Partitions[i]; pp.Action == ActionCommit {
+				topics[plan.commitTopic(pp)] = true
+			}
+		}
+	}
+	if len(topics) == 0 {
+		return nil
+	}
+	adm, err := e.clients.Admin(alias)
+	if err != nil {
+		return err
+	}
+	starts, ends, lerr := listOffsets(ctx, adm, alias, keys(topics))
+	for gi := range plan.Groups {
+		gp := &plan.Groups[gi]
+		for i := range gp.Partitions {
+			pp := &gp.Partitions[i]
+			if pp.Action != ActionCommit {
+				continue
+			}
+			topic := plan.commitTopic(pp)
+			at := *plan.commitAt(pp)
+			var s, en kadm.ListedOffset
+			var ok1, ok2 bool
+			if lerr == nil {
+				s, ok1 = starts.Lookup(topic, pp.Partition)
+				en, ok2 = ends.Lookup(topic, pp.Partition)
+			}
+			switch {
+			case lerr != nil || !ok1 || !ok2 || s.Err != nil || en.Err != nil:
+				why := lerr
+				switch {
+				case why != nil:
+				case !ok1 || !ok2:
+					why = errors.New("no answer for the partition")
+				case s.Err != nil:
+					why = s.Err
+				default:
+					why = en.Err
+				}
+				msg := fmt.Sprintf("log start and end of %s[%d] on %s unknown: %v; nothing is committed to group %s", topic, pp.Partition, alias, why, gp.Group)
+				pp.Action, pp.Reason = ActionSkipUnknown, strings.TrimPrefix(pp.Reason+"; "+msg, "; ")
+				gp.Refused = append(gp.Refused, msg)
+			case at < s.Offset || at > en.Offset:
+				where, bound := fmt.Sprintf("below the log start %d", s.Offset), s.Offset
+				if at > en.Offset {
+					where, bound = fmt.Sprintf("past the end %d", en.Offset), en.Offset
+				}
+				if clamp {
+					pp.Reason = strings.TrimPrefix(fmt.Sprintf("%s; clamped from %d (%s of %s[%d] on %s)", pp.Reason, at, where, topic, pp.Partition, alias), "; ")
+					plan.setCommitAt(pp, bound)
+					pp.Rereads = nil
+					if pp.Current != nil && *pp.Current == bound {
+						pp.Action = ActionUnchanged
+					} else if pp.Current != nil && *pp.Current > bound && !plan.AllowRewind {
+						pp.Action = ActionSkipRewind
+					}
+					continue
+				}
+				msg := fmt.Sprintf("offset %d for %s[%d] is %s on %s: not a position there (a bad checkpoint?); group %s is not committed (--clamp-offsets commits %d)", at, topic, pp.Partition, where, alias, gp.Group, bound)
+				pp.Action, pp.Reason = ActionSkipOutOfRange, strings.TrimPrefix(pp.Reason+"; "+msg, "; ")
+				gp.Refused = append(gp.Refused, msg)
+			}
+		}
+	}
+	return nil
 }
 
 // lags measures, per source partition of the translated groups, the age of
@@ -476,8 +566,10 @@ func (e *Engine) Apply(ctx context.Context, plan *Plan) error {
 		if len(gp.Refused) > 0 {
 			for i := range gp.Partitions {
 				pp := &gp.Partitions[i]
-				pp.Outcome = OutcomeRefused
-				if pp.Action != ActionCommit && pp.Action != ActionSkipActive {
+				switch pp.Action {
+				case ActionCommit, ActionSkipActive, ActionSkipUnknown, ActionSkipUnsupported, ActionSkipOutOfRange:
+					pp.Outcome = OutcomeRefused
+				default:
 					pp.Outcome = OutcomeSkipped
 				}
 			}
@@ -513,40 +605,44 @@ func (e *Engine) applyGroup(ctx context.Context, adm *kadm.Client, alias string,
 		setAll(OutcomeInterrupted, "interrupted before the commit")
 		return
 	}
-	states, err := groupStates(ctx, adm, alias, []string{gp.Group})
-	if err != nil {
-		setAll(OutcomeFailed, err.Error())
-		return
-	}
-	d, ok := states[gp.Group]
-	state, members, err := stateOf(d, ok)
-	if err != nil {
-		setAll(OutcomeFailed, fmt.Sprintf("describe group %s on %s: %v", gp.Group, alias, err))
-		return
-	}
-	gp.State, gp.Members = state, members
-	if !idle(state, members) {
-		msg := fmt.Sprintf("group %s became %s on %s (%d members) before the commit; stop its consumers first", gp.Group, state, alias, members)
+	st := groupstate.Describe(ctx, adm, []string{gp.Group})[gp.Group]
+	gp.State, gp.Type, gp.Members = st.State, st.Type, len(st.Members)
+	if !st.Idle() {
+		msg := st.Refusal(alias)
+		if st.Known() && st.Supported() {
+			msg = fmt.Sprintf("group %s became %s on %s (%d members) before the commit; stop its consumers first", gp.Group, st.State, alias, len(st.Members))
+			if len(st.Members) > 0 {
+				msg += ": " + st.MemberList()
+			}
+			gp.Blocking = st.Members
+		}
 		gp.Refused = append(gp.Refused, msg)
 		setAll(OutcomeRefused, msg)
 		return
 	}
-	current, err := fetchOffsets(ctx, adm, alias, []string{gp.Group})
-	if err != nil {
-		setAll(OutcomeFailed, err.Error())
+	current, errs := fetchOffsets(ctx, adm, alias, []string{gp.Group})
+	if err := errs[gp.Group]; err != nil {
+		setAll(OutcomeFailed, fmt.Sprintf("%v; nothing was committed to the group", err))
 		return
 	}
 	commit := kadm.Offsets{}
+	before := map[tpKey]*int64{}
 	for i := range gp.Partitions {
 		pp := &gp.Partitions[i]
 		topic := plan.commitTopic(pp)
 		if pp.Action == ActionCommit || pp.Action == ActionUnchanged || pp.Action == ActionSkipRewind {
-			pp.Current = currentOf(current[gp.Group], topic, pp.Partition)
-			pp.Action = decide(ptr(0), plan.commitAt(pp), pp.Current, false, true, plan.AllowRewind)
+			cur, cerr := currentOf(current[gp.Group], topic, pp.Partition)
+			if cerr != nil {
+				setAll(OutcomeFailed, fmt.Sprintf("fetch the group's offset of %s[%d] on %s: %v; nothing was committed to the group", topic, pp.Partition, alias, cerr))
+				return
+			}
+			pp.Current = cur
+			pp.Action = decide(ptr(0), plan.commitAt(pp), pp.Current, false, "", plan.AllowRewind)
 		}
 		switch pp.Action {
 		case ActionCommit:
 			commit.Add(kadm.Offset{Topic: topic, Partition: pp.Partition, At: *plan.commitAt(pp), LeaderEpoch: -1, Metadata: pp.Metadata})
+			before[tpKey{topic, pp.Partition}] = pp.Current
 		case ActionUnchanged:
 			pp.Outcome = OutcomeUnchanged
 		default:
@@ -562,7 +658,7 @@ func (e *Engine) applyGroup(ctx context.Context, adm *kadm.Client, alias string,
 	}
 	// A commit once sent is seen through even if ctx is cancelled meanwhile,
 	// so the outcome (and the audit entry) says exactly what was committed.
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.commitTimeout)
 	defer cancel()
 	resp, err := adm.CommitOffsets(cctx, gp.Group, commit)
 	if err != nil {
@@ -577,10 +673,20 @@ func (e *Engine) applyGroup(ctx context.Context, adm *kadm.Client, alias string,
 			setAll(OutcomeRefused, msg)
 			return
 		}
-		setAll(OutcomeFailed, fmt.Sprintf("commit group %s on %s: %v", gp.Group, alias, err))
+		// The answer is lost or the request failed part way: the commit
+		// may have landed. Re-read to say which.
+		var lost []*PartitionPlan
+		for i := range gp.Partitions {
+			if pp := &gp.Partitions[i]; pp.Action == ActionCommit {
+				lost = append(lost, pp)
+			}
+		}
+		e.settle(ctx, adm, alias, plan, gp.Group, lost, before, fmt.Errorf("commit group %s on %s: %w", gp.Group, alias, err))
 		return
 	}
 	active := false
+	var lost []*PartitionPlan
+	var lostErr error
 	for i := range gp.Partitions {
 		pp := &gp.Partitions[i]
 		if pp.Action != ActionCommit {
@@ -589,7 +695,7 @@ func (e *Engine) applyGroup(ctx context.Context, adm *kadm.Client, alias string,
 		o, ok := resp.Lookup(plan.commitTopic(pp), pp.Partition)
 		switch {
 		case !ok:
-			pp.Outcome, pp.Error = OutcomeFailed, "no response for the partition"
+			lost, lostErr = append(lost, pp), errors.New("no response for the partition")
 		case o.Err == nil:
 			pp.Outcome = OutcomeCommitted
 		case activeErr(o.Err):
@@ -597,13 +703,79 @@ func (e *Engine) applyGroup(ctx context.Context, adm *kadm.Client, alias string,
 			// commit: the broker rejected the admin commit.
 			pp.Action, pp.Outcome, pp.Error = ActionSkipActive, OutcomeRefused, activeMsg(gp.Group, alias, o.Err)
 			active = true
+		case ambiguousErr(o.Err):
+			lost, lostErr = append(lost, pp), o.Err
 		default:
 			pp.Outcome, pp.Error = OutcomeFailed, fmt.Sprintf("commit %s[%d] on %s: %v", plan.commitTopic(pp), pp.Partition, alias, o.Err)
 		}
 	}
+	if len(lost) > 0 {
+		e.settle(ctx, adm, alias, plan, gp.Group, lost, before, fmt.Errorf("commit group %s on %s: %w", gp.Group, alias, lostErr))
+	}
 	if active {
 		gp.Refused = append(gp.Refused, activeMsg(gp.Group, alias, nil))
 	}
+}
+
+// ambiguousErr reports per-partition commit errors after which the commit
+// may still have been applied (Kafka answers REQUEST_TIMED_OUT when the
+// write to __consumer_offsets did not complete in time).
+func ambiguousErr(err error) bool {
+	var ke *kerr.Error
+	return errors.Is(err, kerr.RequestTimedOut) || !errors.As(err, &ke)
+}
+
+// settle re-reads the group's offsets after a commit whose answer was lost
+// (cause) and sets each of pps's outcome to what is true: committed (the
+// offset is there), failed (the offset before the commit is still there)
+// or unknown (the re-read failed, or shows a third value). before holds the
+// offsets read right before the commit (nil: none).
+func (e *Engine) settle(ctx context.Context, adm *kadm.Client, alias string, plan *Plan, group string, pps []*PartitionPlan, before map[tpKey]*int64, cause error) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.commitTimeout)
+	defer cancel()
+	var (
+		current map[string]kadm.OffsetResponses
+		rerr    error
+	)
+	// The cluster that lost an answer may need a moment: a few tries.
+	for try := 0; try < 5; try++ {
+		var errs map[string]error
+		current, errs = fetchOffsets(rctx, adm, alias, []string{group})
+		if rerr = errs[group]; rerr == nil || rctx.Err() != nil {
+			break
+		}
+		select {
+		case <-rctx.Done():
+		case <-time.After(time.Duration(try+1) * 200 * time.Millisecond):
+		}
+	}
+	for _, pp := range pps {
+		topic := plan.commitTopic(pp)
+		want := *plan.commitAt(pp)
+		if rerr != nil {
+			pp.Outcome, pp.Error = OutcomeUnknown, fmt.Sprintf("%v; re-reading the group's offsets failed too (%v): the commit may or may not have landed", cause, rerr)
+			continue
+		}
+		got, gerr := currentOf(current[group], topic, pp.Partition)
+		prev := before[tpKey{topic, pp.Partition}]
+		switch {
+		case gerr != nil:
+			pp.Outcome, pp.Error = OutcomeUnknown, fmt.Sprintf("%v; re-reading %s[%d] failed (%v): the commit may or may not have landed", cause, topic, pp.Partition, gerr)
+		case got != nil && *got == want:
+			pp.Outcome, pp.Error = OutcomeCommitted, fmt.Sprintf("the commit's answer was lost (%v); re-read: %d is committed", cause, want)
+		case (got == nil && prev == nil) || (got != nil && prev != nil && *got == *prev):
+			pp.Outcome, pp.Error = OutcomeFailed, fmt.Sprintf("%v; re-read: not committed (the group's offset is still %s)", cause, optStr(prev))
+		default:
+			pp.Outcome, pp.Error = OutcomeUnknown, fmt.Sprintf("%v; re-read shows %s, neither the previous %s nor the committed %d (another writer?)", cause, optStr(got), optStr(prev), want)
+		}
+	}
+}
+
+func optStr(p *int64) string {
+	if p == nil {
+		return "none"
+	}
+	return fmt.Sprint(*p)
 }
 
 // activeMsg says a commit was rejected because the group is active.
@@ -615,11 +787,12 @@ func activeMsg(group, alias string, err error) string {
 	return msg
 }
 
-// commitTimeout bounds one group's commit once sent.
-const commitTimeout = 30 * time.Second
+// defaultCommitTimeout bounds one group's commit once sent, and the re-read
+// after an answer was lost.
+const defaultCommitTimeout = 30 * time.Second
 
 // activeErr reports commit errors that mean the group has members.
 func activeErr(err error) bool {
 	return errors.Is(err, kerr.UnknownMemberID) || errors.Is(err, kerr.IllegalGeneration) ||
-		errors.Is(err, kerr.RebalanceInProgress) || errors.Is(err, kerr.FencedInstanceID)
+		errors.Is(err, kerr.RebalanceInProgress) || errors.Is(err, kerr.FencedInstanceID) || errors.Is(err, kerr.StaleMemberEpoch)
 }

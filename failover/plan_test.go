@@ -3,6 +3,7 @@ package failover
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -94,7 +95,8 @@ func TestFailoverPlanApplyVerify(t *testing.T) {
 		}
 	}
 	if g := groupOf(plan, gActive); len(g.Refused) != 1 || g.State != "Stable" || g.Members != 1 ||
-		g.Refused[0] != "group "+gActive+" is Stable on eu-west (1 members); stop its consumers first" {
+		!strings.HasPrefix(g.Refused[0], "group "+gActive+" is Stable on eu-west (1 members); stop its consumers first: kgo@") ||
+		len(g.Blocking) != 1 || g.Blocking[0].Protocol != "classic" || g.Type != "classic" {
 		t.Errorf("active group: %+v", g)
 	}
 	if !plan.PrecheckFailed() {

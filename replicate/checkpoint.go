@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/mirrorctl/mirrorctl/groupstate"
 	"github.com/mirrorctl/mirrorctl/replicate/mm2"
 	"github.com/mirrorctl/mirrorctl/replicate/syncstore"
 )
@@ -290,45 +291,18 @@ func activeErr(err error) bool {
 }
 
 // groupIdle reports whether group is absent or empty on the target, and its
-// state and member count for the log.
+// state and member count for the log. The state is read through the API
+// the group's protocol needs (classic, KIP-848 consumer; others refused),
+// and any error leaves the group not idle (package groupstate).
 func (c *checkpointer) groupIdle(ctx context.Context, group string) (bool, string, int, error) {
-	var (
-		described kadm.DescribedGroups
-		err       error
-	)
-	// A coordinator that is still loading (a fresh cluster, a moved
-	// partition of __consumer_offsets) answers with a retriable error:
-	// retry for a bounded time before giving up on this group.
-	for try := 0; ; try++ {
-		described, err = c.tgt.DescribeGroups(ctx, group)
-		if err == nil {
-			if d, ok := described[group]; ok && d.Err != nil && kerr.IsRetriable(d.Err) {
-				err = d.Err
-			}
-		}
-		if err == nil || !kerr.IsRetriable(err) || try == 20 || ctx.Err() != nil {
-			break
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(250 * time.Millisecond):
-		}
+	st := groupstate.Describe(ctx, c.tgt, []string{group})[group]
+	if st.Err != nil {
+		return false, "", 0, st.Err
 	}
-	if err != nil {
-		return false, "", 0, err
+	if !st.Supported() {
+		return false, st.Type + " group", len(st.Members), nil
 	}
-	d, ok := described[group]
-	if !ok {
-		return true, "absent", 0, nil
-	}
-	if d.Err != nil && !errors.Is(d.Err, kerr.GroupIDNotFound) {
-		return false, "", 0, d.Err
-	}
-	switch d.State {
-	case "Empty", "Dead", "":
-		return len(d.Members) == 0, d.State, len(d.Members), nil
-	}
-	return false, d.State, len(d.Members), nil
+	return st.Idle(), st.State, len(st.Members), nil
 }
 
 // syncGroupOffsets commits checkpointed offsets to each checkpointed group on
@@ -386,7 +360,11 @@ func (c *checkpointer) syncGroup(ctx context.Context, group string, cks []mm2.Ch
 	}
 	commit := kadm.Offsets{}
 	for _, ck := range cks {
-		if cur, ok := current.Lookup(ck.Topic, ck.Partition); ok && cur.Err == nil && cur.At >= 0 && cur.At >= ck.DownstreamOffset {
+		if cur, ok := current.Lookup(ck.Topic, ck.Partition); ok && cur.Err != nil {
+			// Unknown is not "no commit": commit nothing to the group.
+			return SyncFailed, 0, fmt.Errorf("fetch offset of group %s %s[%d] on %s: %w", group, ck.Topic, ck.Partition, c.cfg.Target, cur.Err)
+		}
+		if cur, ok := current.Lookup(ck.Topic, ck.Partition); ok && cur.At >= 0 && cur.At >= ck.DownstreamOffset {
 			continue // at or ahead of the checkpoint: never move a group backwards
 		}
 		commit.Add(kadm.Offset{Topic: ck.Topic, Partition: ck.Partition, At: ck.DownstreamOffset, LeaderEpoch: -1, Metadata: ck.Metadata})

@@ -20,6 +20,7 @@ import (
 
 	"github.com/mirrorctl/mirrorctl/audit"
 	"github.com/mirrorctl/mirrorctl/failover"
+	"github.com/mirrorctl/mirrorctl/groupstate"
 	"github.com/mirrorctl/mirrorctl/internal/cli/cmdutil"
 	"github.com/mirrorctl/mirrorctl/internal/cli/translate"
 	"github.com/mirrorctl/mirrorctl/internal/config"
@@ -52,6 +53,8 @@ type Options struct {
 	Yes              bool
 	MaxLag           time.Duration
 	CheckpointMaxAge time.Duration
+	AllowEmpty       bool
+	ClampOffsets     bool
 }
 
 func newOptions(f *cmdutil.Factory, back bool) *Options {
@@ -60,13 +63,20 @@ func newOptions(f *cmdutil.Factory, back bool) *Options {
 }
 
 const exitStatus = "EXIT STATUS\n\n" +
-	"  0    plan printed (also when the confirmation is declined: nothing is\n" +
-	"       committed nor audited), or every commit done (and verified with --verify)\n" +
+	"  0    every named group is (or, for a plan, would be) moved completely: each\n" +
+	"       partition committed or unchanged (and verified with --verify); also\n" +
+	"       when the confirmation is declined: nothing is committed nor audited\n" +
 	"  1    a cluster could not be read or written\n" +
 	"  2    bad flags or an invalid mm2.properties\n" +
-	"  3    a precheck failed (group active, lag over --max-lag, stale checkpoints),\n" +
-	"       a partition was refused or failed, verification found a mismatch, or\n" +
-	"       a cluster could not be read to verify (rows say \"source unavailable\")\n" +
+	"  3    a check failed: a precheck (group active, its state or offsets\n" +
+	"       unknown, a share group, lag over --max-lag, stale checkpoints, an\n" +
+	"       offset outside the partition), a named group with nothing to move\n" +
+	"       (unless --allow-empty), a partition skipped (skip-rewind says how far\n" +
+	"       ahead the target is; not replicated; no translation), refused,\n" +
+	"       failed or of unknown outcome (its answer lost and the re-read\n" +
+	"       inconclusive), a verification mismatch, or a cluster that could not\n" +
+	"       be read to verify (rows say \"source unavailable\"). Each group gets one\n" +
+	"       summary line on stderr\n" +
 	"  130  interrupted; the audit log records exactly what was committed"
 
 // NewCmdFailover returns `mirrorctl failover`. If runF is non-nil it is
@@ -145,6 +155,8 @@ func addFlags(cmd *cobra.Command, opts *Options) {
 	fl.BoolVar(&opts.Verify, "verify", false, "Compare the records at the committed offsets with the source's")
 	fl.BoolVar(&opts.AllowRewind, "allow-rewind", false, "Allow lowering an offset already committed")
 	fl.BoolVarP(&opts.Yes, "yes", "y", false, "Do not ask for confirmation on a terminal")
+	fl.BoolVar(&opts.AllowEmpty, "allow-empty", false, "Exit 0 for a named group with no committed offset to move (it is still reported)")
+	fl.BoolVar(&opts.ClampOffsets, "clamp-offsets", false, "Commit a translated offset below the log start (past the end) at the log start (end) instead of refusing the group")
 }
 
 func run(cmd *cobra.Command, opts *Options, runF func(*Options) error) error {
@@ -185,7 +197,7 @@ func Run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	popts := failover.PlanOptions{Groups: groups, Mode: failover.Mode(opts.Mode), AllowRewind: opts.AllowRewind,
-		MaxLag: opts.MaxLag, CheckpointMaxAge: opts.CheckpointMaxAge}
+		MaxLag: opts.MaxLag, CheckpointMaxAge: opts.CheckpointMaxAge, ClampOffsets: opts.ClampOffsets}
 	var plan *failover.Plan
 	if opts.Back {
 		plan, err = eng.PlanFailback(ctx, popts)
@@ -195,6 +207,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	plan.Summarize(opts.AllowEmpty)
 	name := "failover"
 	if opts.Back {
 		name = "failback"
@@ -233,33 +246,46 @@ func Run(ctx context.Context, opts *Options) error {
 		if applyErr == nil && opts.Verify {
 			applyErr = eng.Verify(ctx, plan)
 		}
+		plan.Summarize(opts.AllowEmpty)
 		if err := op.End(ctx, status(ctx, plan, applyErr), plan, applyErr); err != nil {
 			applyErr = errors.Join(applyErr, fmt.Errorf("audit log: %w", err))
 		}
 	} else if opts.Verify {
 		applyErr = eng.Verify(ctx, plan)
+		plan.Summarize(opts.AllowEmpty)
 	}
 	if err := render(opts, plan); err != nil {
 		return err
 	}
+	printSummary(opts.IO, plan)
 	if applyErr != nil {
 		return applyErr
-	}
-	for _, g := range plan.Groups {
-		for _, r := range g.Refused {
-			fmt.Fprintf(opts.IO.ErrOut, "%s %s\n", output.NewStyles(opts.IO).FailureIcon(), r)
-		}
 	}
 	if n := plan.Unverified(); n > 0 {
 		fmt.Fprintf(opts.IO.ErrOut, "%s %d partitions could not be verified (see the verify notes)\n", output.NewStyles(opts.IO).FailureIcon(), n)
 	}
-	if plan.PrecheckFailed() || plan.Problems() > 0 || plan.Unverified() > 0 {
+	if plan.PrecheckFailed() || plan.Problems() > 0 || plan.Unverified() > 0 || plan.Incomplete() {
 		return cmdutil.ErrCheckFailed
 	}
 	if opts.Apply && opts.IO.IsStderrTTY() {
 		fmt.Fprintf(opts.IO.ErrOut, "%s committed %d partitions on %s\n", output.NewStyles(opts.IO).SuccessIcon(), plan.Committed(), plan.CommitCluster())
 	}
 	return nil
+}
+
+// printSummary writes to stderr every reason a group's move is incomplete
+// (refusals first), then one line per group: what was (or would be)
+// committed, left unchanged and skipped.
+func printSummary(io *iostreams.IOStreams, plan *failover.Plan) {
+	st := output.NewStyles(io)
+	for _, g := range plan.Groups {
+		for _, r := range g.Incomplete {
+			fmt.Fprintf(io.ErrOut, "%s %s\n", st.FailureIcon(), r)
+		}
+	}
+	for _, g := range plan.Groups {
+		fmt.Fprintln(io.ErrOut, g.Summary)
+	}
 }
 
 // status is the audit status of an apply.
@@ -272,6 +298,10 @@ func status(ctx context.Context, plan *failover.Plan, err error) string {
 	case plan.Problems() > 0 && plan.Committed() > 0, err != nil:
 		return audit.StatusPartial
 	case plan.Problems() > 0 || (plan.PrecheckFailed() && plan.Committed() == 0):
+		return audit.StatusRefused
+	case plan.Incomplete() && plan.Committed() > 0:
+		return audit.StatusPartial
+	case plan.Incomplete():
 		return audit.StatusRefused
 	}
 	return audit.StatusOK
@@ -353,6 +383,15 @@ type GroupRow struct {
 	SourceState string   `json:"source_state,omitempty"`
 	Members     int      `json:"members"`
 	Refused     []string `json:"refused,omitempty"`
+	// GroupType is the group's type on the cluster committed to (classic,
+	// consumer, share, ...); BlockingMembers the members that keep it
+	// from being committed.
+	GroupType       string              `json:"group_type,omitempty"`
+	BlockingMembers []groupstate.Member `json:"blocking_members,omitempty"`
+	// Summary is the group's summary line; Incomplete why its move falls
+	// short (exit 3).
+	Summary    string   `json:"summary"`
+	Incomplete []string `json:"incomplete,omitempty"`
 	// Partitions holds fwdRow or backRow values.
 	Partitions []any `json:"partitions"`
 }
@@ -371,7 +410,8 @@ func toResult(plan *failover.Plan) Result {
 	res := Result{Envelope: output.NewEnvelope(), Direction: string(plan.Direction), Applied: plan.Applied, Source: plan.Source, Target: plan.Target, Groups: []GroupRow{}}
 	back := plan.Direction == failover.Failback
 	for _, g := range plan.Groups {
-		gr := GroupRow{Group: g.Group, Members: g.Members, Refused: g.Refused, Partitions: []any{}}
+		gr := GroupRow{Group: g.Group, Members: g.Members, Refused: g.Refused, Partitions: []any{},
+			GroupType: g.Type, BlockingMembers: g.Blocking, Summary: g.Summary, Incomplete: g.Incomplete}
 		if back {
 			gr.SourceState = g.State
 		} else {

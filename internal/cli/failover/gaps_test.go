@@ -350,11 +350,14 @@ func TestGolden(t *testing.T) {
 		golden string
 		tty    bool
 		args   []string
+		code   int
 	}{
 		{golden: "plan.tsv"},
 		{golden: "plan-tty.txt", tty: true},
 		{golden: "plan.json", args: []string{"-o", "json"}},
-		{golden: "failback-plan.tsv", args: []string{"--back"}},
+		// billing has no commit on the target and audit's commit on the
+		// source is ahead (skip-rewind): the plan would not move them.
+		{golden: "failback-plan.tsv", args: []string{"--back"}, code: 3},
 		// Last: it changes the target.
 		{golden: "apply-verify.tsv", args: []string{"--apply", "--verify"}},
 	} {
@@ -368,7 +371,7 @@ func TestGolden(t *testing.T) {
 			if len(args) > 0 && args[0] == "--back" {
 				cmd, args = "failback", args[1:]
 			}
-			if code := e.runIO(t, ios, append([]string{cmd, "--group", "billing", "--group", "audit"}, args...)...); code != 0 {
+			if code := e.runIO(t, ios, append([]string{cmd, "--group", "billing", "--group", "audit"}, args...)...); code != tt.code {
 				t.Fatalf("exit %d: %s %s", code, out, errOut)
 			}
 			clitest.Golden(t, tt.golden, out.String())

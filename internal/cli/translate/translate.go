@@ -35,6 +35,7 @@ type TranslateOptions struct {
 	Groups         []string // --group, repeatable
 	GroupsRE       string   // --groups
 	Mode           string   // --mode auto|checkpoint|exact
+	AllowEmpty     bool     // --allow-empty
 }
 
 // NewCmdTranslate returns `mirrorctl translate`. If runF is non-nil it is
@@ -62,7 +63,10 @@ func NewCmdTranslate(f *cmdutil.Factory, runF func(*TranslateOptions) error) *co
 			"EXIT STATUS\n\n" +
 			"  0  translated (rows without an answer carry a reason)\n" +
 			"  1  a cluster could not be read\n" +
-			"  2  bad flags or an invalid mm2.properties",
+			"  2  bad flags or an invalid mm2.properties\n" +
+			"  3  a named group has no committed offset on the flow's topics (it may\n" +
+			"     not exist; --allow-empty accepts this), or a group's or a row's\n" +
+			"     offsets could not be read (the row's error says why)",
 		Example: "$ mirrorctl translate --source us-east --target eu-west --group billing\n" +
 			"$ mirrorctl translate --source us-east --target eu-west --groups 'billing-.*' --mode exact -o json",
 		Args: cobra.NoArgs,
@@ -82,6 +86,7 @@ func NewCmdTranslate(f *cmdutil.Factory, runF func(*TranslateOptions) error) *co
 	fl.StringArrayVar(&opts.Groups, "group", nil, "Consumer group `name` (repeatable)")
 	fl.StringVar(&opts.GroupsRE, "groups", "", "Consumer groups whose name matches this `regex` (whole name, RE2)")
 	cmdutil.StringEnumFlag(cmd, fl, &opts.Mode, "mode", "", string(failover.ModeAuto), failover.Modes(), "Translation mode")
+	fl.BoolVar(&opts.AllowEmpty, "allow-empty", false, "Exit 0 for a named group with no committed offset (it is still reported)")
 	return cmd
 }
 
@@ -166,8 +171,15 @@ func runTranslate(ctx context.Context, opts *TranslateOptions) error {
 		fmt.Fprintf(opts.IO.ErrOut, "%s source %s did not answer; rows come from checkpoints: %s\n", output.NewStyles(opts.IO).Warn("warning:"), res.Source, res.SourceErr)
 	}
 	WarnEmpty(opts.IO, res)
+	failed := Failed(opts.IO, res, opts.AllowEmpty)
 	if opts.Output() == output.FormatJSON {
-		return output.WriteJSON(opts.IO.Out, Result{Envelope: output.NewEnvelope(), Source: res.Source, Target: res.Target, Groups: res.Groups})
+		if err := output.WriteJSON(opts.IO.Out, Result{Envelope: output.NewEnvelope(), Source: res.Source, Target: res.Target, Groups: res.Groups}); err != nil {
+			return err
+		}
+		if failed {
+			return cmdutil.ErrCheckFailed
+		}
+		return nil
 	}
 	t := output.NewTable("group", "source topic", "topic", "partition", "source offset", "target offset", "mode", "sync", "rereads", "reason")
 	for _, g := range res.Groups {
@@ -179,7 +191,38 @@ func runTranslate(ctx context.Context, opts *TranslateOptions) error {
 			t.AddRow(g.Group, r.SourceTopic, r.Topic, strconv.Itoa(int(r.Partition)), Opt(r.SourceOffset), Opt(r.TargetOffset), string(r.Mode), sync, Opt(r.Rereads), r.Reason)
 		}
 	}
-	return t.Render(opts.IO, opts.Output())
+	if err := t.Render(opts.IO, opts.Output()); err != nil {
+		return err
+	}
+	if failed {
+		return cmdutil.ErrCheckFailed
+	}
+	return nil
+}
+
+// Failed writes to stderr, and reports, what makes translate exit 3: a
+// group whose commits could not be read, a row whose offsets could not be
+// read, and (unless allowEmpty) a group with no row at all.
+func Failed(io *iostreams.IOStreams, res *failover.TranslateResult, allowEmpty bool) bool {
+	failed := false
+	icon := output.NewStyles(io).FailureIcon()
+	for _, g := range res.Groups {
+		if g.Error != "" {
+			fmt.Fprintf(io.ErrOut, "%s group %s: %s\n", icon, g.Group, g.Error)
+			failed = true
+			continue
+		}
+		for _, r := range g.Partitions {
+			if r.Error != "" {
+				fmt.Fprintf(io.ErrOut, "%s group %s %s[%d]: %s\n", icon, g.Group, r.Topic, r.Partition, r.Error)
+				failed = true
+			}
+		}
+		if len(g.Partitions) == 0 && !allowEmpty {
+			failed = true
+		}
+	}
+	return failed
 }
 
 // WarnEmpty writes a warning to stderr for every group of res without a
@@ -188,7 +231,7 @@ func runTranslate(ctx context.Context, opts *TranslateOptions) error {
 // those the caller cannot DESCRIBE (Kafka's OffsetFetch API).
 func WarnEmpty(io *iostreams.IOStreams, res *failover.TranslateResult) {
 	for _, g := range res.Groups {
-		if len(g.Partitions) == 0 {
+		if len(g.Partitions) == 0 && g.Error == "" {
 			fmt.Fprintf(io.ErrOut, "%s group %s has no committed offset on the topics flow %s->%s mirrors; "+
 				"if it has commits there, the principal may lack DESCRIBE (or READ) on those topics on %s "+
 				"(see mirrorctl acl-plan --failover-principal)\n",
