@@ -90,14 +90,6 @@ var engineForbidden = []string{
 	"github.com/olekukonko/tablewriter",
 }
 
-// knownCrossImports are command-to-command imports that predate the rule
-// and are being moved into engine packages (issue 17). Empty is the goal.
-var knownCrossImports = map[string]bool{
-	"internal/cli/failover -> internal/cli/translate": true,
-	"internal/cli/lag -> internal/cli/dump":           true,
-	"internal/cli/translate -> internal/cli/dump":     true,
-}
-
 // importViolations returns one line per broken rule, sorted.
 func importViolations(pkgs []pkg) []string {
 	var bad []string
@@ -136,7 +128,6 @@ func importViolations(pkgs []pkg) []string {
 				case ir == "internal/cli":
 					bad = append(bad, r+" imports internal/cli (only cmd does)")
 				case under(ir, "internal/cli/cmdutil"), under(ir, "internal/cli/clitest"), under(ir, r):
-				case knownCrossImports[r+" -> "+ir]:
 				default:
 					bad = append(bad, r+" imports "+ir+" (no command package imports another)")
 				}

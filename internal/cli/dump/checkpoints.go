@@ -202,7 +202,7 @@ func runCheckpointsDump(ctx context.Context, opts *CheckpointsOptions) error {
 		return err
 	}
 	locate := func(cfg *config.Config) (location, error) {
-		fl, err := ResolveFlow(cfg, opts.Source, opts.Target)
+		fl, err := cmdutil.ResolveFlow(cfg, opts.Source, opts.Target)
 		if err != nil {
 			return location{}, err
 		}

@@ -233,7 +233,7 @@ func TestResolveFlow(t *testing.T) {
 				t.Fatal(err)
 			}
 			cfg.File = "mm2.properties" // stable messages
-			fl, err := ResolveFlow(cfg, tt.source, tt.target)
+			fl, err := cmdutil.ResolveFlow(cfg, tt.source, tt.target)
 			if tt.wantErr != "" {
 				var fe *cmdutil.FlagError
 				if !errors.As(err, &fe) || err.Error() != tt.wantErr {

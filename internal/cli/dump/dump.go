@@ -17,8 +17,8 @@
 // "skipped" array and summarised on stderr.
 //
 // The key types are [CheckpointsOptions], [OffsetSyncsOptions] and
-// [HeartbeatsOptions]; [ResolveFlow] picks the flow from --source/--target or
-// the config's one enabled flow, and [TopicNotFoundError] reports a missing
+// [HeartbeatsOptions]; cmdutil.ResolveFlow picks the flow from
+// --source/--target or the config's one enabled flow, and [TopicNotFoundError] reports a missing
 // internal topic with the other naming variant (KIP-690 / KIP-949).
 //
 // Decoded records are held in compact structs (strings interned to int32
@@ -71,58 +71,6 @@ func newCommon(f *cmdutil.Factory) Common {
 		IO: f.IO, Output: f.Output, Config: f.Config, Now: f.Now,
 		Clients: func() (replicate.Clients, error) { return f.Kafka() },
 	}
-}
-
-// ResolveFlow returns the flow named by source and target (MM2's
-// "source->target"). With both set the flow must be declared in cfg (enabled
-// or not: MM2 may have written its topics before it was disabled). With one
-// or none set, the enabled flows matching what is set are the candidates,
-// and there must be exactly one. Any other case is a *cmdutil.FlagError (exit
-// 2) that lists the candidates.
-func ResolveFlow(cfg *config.Config, source, target string) (*config.Flow, error) {
-	for _, a := range []struct{ flag, alias string }{{"--source", source}, {"--target", target}} {
-		if a.alias == "" {
-			continue
-		}
-		if _, ok := cfg.Cluster(a.alias); !ok {
-			return nil, cmdutil.FlagErrorf("%s %s: no such cluster in %s (clusters: %s)", a.flag, a.alias, cfg.File, strings.Join(cfg.Clusters, ", "))
-		}
-	}
-	if source != "" && target != "" {
-		fl, ok := cfg.Flow(source, target)
-		if !ok {
-			return nil, cmdutil.FlagErrorf("no flow %s->%s in %s: source and target must be different clusters", source, target, cfg.File)
-		}
-		return fl, nil
-	}
-	var cands []*config.Flow
-	for _, fl := range cfg.EnabledFlows() {
-		if (source == "" || fl.Source == source) && (target == "" || fl.Target == target) {
-			cands = append(cands, fl)
-		}
-	}
-	if len(cands) == 1 {
-		return cands[0], nil
-	}
-	what := "enables"
-	switch {
-	case source != "":
-		what = "enables, from " + source + ","
-	case target != "":
-		what = "enables, to " + target + ","
-	}
-	if len(cands) == 0 {
-		names := make([]string, 0, len(cfg.Flows))
-		for _, fl := range cfg.Flows {
-			names = append(names, fl.Name())
-		}
-		return nil, cmdutil.FlagErrorf("%s %s no flow; choose one with --source and --target (flows: %s)", cfg.File, what, strings.Join(names, ", "))
-	}
-	names := make([]string, len(cands))
-	for i, fl := range cands {
-		names[i] = fl.Name()
-	}
-	return nil, cmdutil.FlagErrorf("%s %s %d flows (%s); choose one with --source and --target", cfg.File, what, len(cands), strings.Join(names, ", "))
 }
 
 // compileName compiles the --flag regular expression expr (Go RE2 syntax)

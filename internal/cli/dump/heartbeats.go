@@ -190,7 +190,7 @@ func runHeartbeatsDump(ctx context.Context, opts *HeartbeatsOptions) error {
 			return location{Alias: alias, Topic: policy.HeartbeatsTopic,
 				Hint: "MM2 creates it on the target of every flow with emit.heartbeats.enabled = true"}, nil
 		}
-		fl, err := ResolveFlow(cfg, opts.Source, opts.Target)
+		fl, err := cmdutil.ResolveFlow(cfg, opts.Source, opts.Target)
 		if err != nil {
 			return location{}, err
 		}

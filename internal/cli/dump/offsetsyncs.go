@@ -175,7 +175,7 @@ func runOffsetSyncsDump(ctx context.Context, opts *OffsetSyncsOptions) error {
 		return err
 	}
 	locate := func(cfg *config.Config) (location, error) {
-		fl, err := ResolveFlow(cfg, opts.Source, opts.Target)
+		fl, err := cmdutil.ResolveFlow(cfg, opts.Source, opts.Target)
 		if err != nil {
 			return location{}, err
 		}

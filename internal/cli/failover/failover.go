@@ -22,7 +22,6 @@ import (
 	"github.com/mirrorctl/mirrorctl/failover"
 	"github.com/mirrorctl/mirrorctl/groupstate"
 	"github.com/mirrorctl/mirrorctl/internal/cli/cmdutil"
-	"github.com/mirrorctl/mirrorctl/internal/cli/translate"
 	"github.com/mirrorctl/mirrorctl/internal/config"
 	"github.com/mirrorctl/mirrorctl/internal/iostreams"
 	"github.com/mirrorctl/mirrorctl/internal/output"
@@ -191,7 +190,7 @@ func run(cmd *cobra.Command, opts *Options, runF func(*Options) error) error {
 
 // Run plans, and with Apply commits, and with Verify verifies.
 func Run(ctx context.Context, opts *Options) error {
-	eng, cfg, groups, err := translate.Setup(ctx, translate.SetupOptions{Config: opts.Config, Clients: opts.Clients, Logger: opts.Logger, Now: opts.Now,
+	eng, cfg, groups, err := cmdutil.SetupFailover(ctx, cmdutil.FailoverSetup{Config: opts.Config, Clients: opts.Clients, Logger: opts.Logger, Now: opts.Now,
 		IO: opts.IO, Source: opts.Source, Target: opts.Target, Groups: opts.Groups, GroupsRE: opts.GroupsRE, OnTarget: opts.Back})
 	if err != nil {
 		return err
@@ -457,11 +456,11 @@ func render(opts *Options, plan *failover.Plan) error {
 	t := output.NewTable(headers...)
 	for _, g := range plan.Groups {
 		for _, p := range g.Partitions {
-			row := []string{g.Group, p.Topic, strconv.Itoa(int(p.Partition)), translate.Opt(p.SourceOffset), translate.Opt(p.TargetOffset)}
+			row := []string{g.Group, p.Topic, strconv.Itoa(int(p.Partition)), cmdutil.Opt(p.SourceOffset), cmdutil.Opt(p.TargetOffset)}
 			if back {
-				row = []string{g.Group, p.SourceTopic, strconv.Itoa(int(p.Partition)), translate.Opt(p.TargetOffset), translate.Opt(p.SourceOffset)}
+				row = []string{g.Group, p.SourceTopic, strconv.Itoa(int(p.Partition)), cmdutil.Opt(p.TargetOffset), cmdutil.Opt(p.SourceOffset)}
 			}
-			row = append(row, translate.Opt(p.Current), string(p.Action), string(p.Mode), translate.Opt(p.Rereads))
+			row = append(row, cmdutil.Opt(p.Current), string(p.Action), string(p.Mode), cmdutil.Opt(p.Rereads))
 			if plan.Applied {
 				row = append(row, p.Outcome)
 			}

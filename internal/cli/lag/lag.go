@@ -19,7 +19,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mirrorctl/mirrorctl/internal/cli/cmdutil"
-	"github.com/mirrorctl/mirrorctl/internal/cli/dump"
 	"github.com/mirrorctl/mirrorctl/internal/config"
 	"github.com/mirrorctl/mirrorctl/internal/iostreams"
 	"github.com/mirrorctl/mirrorctl/internal/output"
@@ -218,7 +217,7 @@ func exitFor(res Result) error {
 }
 
 // selectFlows returns the flows to report: the one named by source/target
-// (dump.ResolveFlow rules) or, with neither, every enabled flow.
+// (cmdutil.ResolveFlow rules) or, with neither, every enabled flow.
 func selectFlows(cfg *config.Config, source, target string) ([]replicate.FlowConfig, error) {
 	var out []replicate.FlowConfig
 	if source == "" && target == "" {
@@ -230,7 +229,7 @@ func selectFlows(cfg *config.Config, source, target string) ([]replicate.FlowCon
 		}
 		return out, nil
 	}
-	fl, err := dump.ResolveFlow(cfg, source, target)
+	fl, err := cmdutil.ResolveFlow(cfg, source, target)
 	if err != nil {
 		return nil, err
 	}

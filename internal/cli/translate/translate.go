@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"regexp"
 	"strconv"
 	"time"
 
@@ -15,7 +14,6 @@ import (
 
 	"github.com/mirrorctl/mirrorctl/failover"
 	"github.com/mirrorctl/mirrorctl/internal/cli/cmdutil"
-	"github.com/mirrorctl/mirrorctl/internal/cli/dump"
 	"github.com/mirrorctl/mirrorctl/internal/config"
 	"github.com/mirrorctl/mirrorctl/internal/iostreams"
 	"github.com/mirrorctl/mirrorctl/internal/output"
@@ -90,65 +88,6 @@ func NewCmdTranslate(f *cmdutil.Factory, runF func(*TranslateOptions) error) *co
 	return cmd
 }
 
-// SetupOptions are the inputs of [Setup].
-type SetupOptions struct {
-	Config  func() (*config.Config, error)
-	Clients func() (replicate.Clients, error)
-	Logger  *slog.Logger
-	Now     func() time.Time // nil is time.Now
-	IO      *iostreams.IOStreams
-	// Source and Target select the flow (dump.ResolveFlow defaults).
-	Source, Target string
-	Groups         []string // --group
-	GroupsRE       string   // --groups, anchored to the whole name
-	OnTarget       bool     // list --groups on the target (failback)
-}
-
-// Setup resolves the flow and builds the engine and the group list shared
-// by translate, failover and failback. Errors: the config's (exit 2), a
-// *cmdutil.FlagError for a bad --groups regex or one matching nothing, and
-// cluster errors listing groups.
-func Setup(ctx context.Context, o SetupOptions) (*failover.Engine, *config.Config, []string, error) {
-	source, target, groups, groupsRE, io := o.Source, o.Target, o.Groups, o.GroupsRE, o.IO
-	cfg, err := o.Config()
-	if cfg != nil {
-		cmdutil.PrintWarnings(io, cfg.Warnings)
-	}
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	fl, err := dump.ResolveFlow(cfg, source, target)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	var re *regexp.Regexp
-	if groupsRE != "" {
-		if re, err = regexp.Compile(`^(?:` + groupsRE + `)$`); err != nil {
-			return nil, nil, nil, cmdutil.FlagErrorf("--groups %q: %w", groupsRE, err)
-		}
-	}
-	clients, err := o.Clients()
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	eng, err := failover.New(failover.Options{Flow: cmdutil.FlowConfig(cfg, fl), Clients: clients, Logger: o.Logger, Now: o.Now})
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	out := append([]string(nil), groups...)
-	if re != nil {
-		matched, err := eng.MatchGroups(ctx, re.MatchString, o.OnTarget)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		out = append(out, matched...)
-	}
-	if len(out) == 0 {
-		return nil, nil, nil, cmdutil.FlagErrorf("--groups %q matches no consumer group", groupsRE)
-	}
-	return eng, cfg, out, nil
-}
-
 // Result is the JSON document of `translate -o json`.
 type Result struct {
 	output.Envelope
@@ -158,7 +97,7 @@ type Result struct {
 }
 
 func runTranslate(ctx context.Context, opts *TranslateOptions) error {
-	eng, _, groups, err := Setup(ctx, SetupOptions{Config: opts.Config, Clients: opts.Clients, Logger: opts.Logger, Now: opts.Now,
+	eng, _, groups, err := cmdutil.SetupFailover(ctx, cmdutil.FailoverSetup{Config: opts.Config, Clients: opts.Clients, Logger: opts.Logger, Now: opts.Now,
 		IO: opts.IO, Source: opts.Source, Target: opts.Target, Groups: opts.Groups, GroupsRE: opts.GroupsRE})
 	if err != nil {
 		return err
@@ -188,7 +127,7 @@ func runTranslate(ctx context.Context, opts *TranslateOptions) error {
 			if r.Sync != nil {
 				sync = strconv.FormatInt(r.Sync.Upstream, 10) + "->" + strconv.FormatInt(r.Sync.Downstream, 10)
 			}
-			t.AddRow(g.Group, r.SourceTopic, r.Topic, strconv.Itoa(int(r.Partition)), Opt(r.SourceOffset), Opt(r.TargetOffset), string(r.Mode), sync, Opt(r.Rereads), r.Reason)
+			t.AddRow(g.Group, r.SourceTopic, r.Topic, strconv.Itoa(int(r.Partition)), cmdutil.Opt(r.SourceOffset), cmdutil.Opt(r.TargetOffset), string(r.Mode), sync, cmdutil.Opt(r.Rereads), r.Reason)
 		}
 	}
 	if err := t.Render(opts.IO, opts.Output()); err != nil {
@@ -238,12 +177,4 @@ func WarnEmpty(io *iostreams.IOStreams, res *failover.TranslateResult) {
 				output.NewStyles(io).Warn("warning:"), g.Group, res.Source, res.Target, res.Source)
 		}
 	}
-}
-
-// Opt renders an optional offset or count: "-" when absent.
-func Opt(p *int64) string {
-	if p == nil {
-		return "-"
-	}
-	return strconv.FormatInt(*p, 10)
 }

@@ -51,7 +51,7 @@ func TestNewCmdTranslate(t *testing.T) {
 
 func TestOpt(t *testing.T) {
 	v := int64(42)
-	if translate.Opt(nil) != "-" || translate.Opt(&v) != "42" {
+	if cmdutil.Opt(nil) != "-" || cmdutil.Opt(&v) != "42" {
 		t.Fatal("Opt")
 	}
 }

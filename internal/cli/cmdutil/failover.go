@@ -1,0 +1,81 @@
+package cmdutil
+
+import (
+	"context"
+	"log/slog"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/mirrorctl/mirrorctl/failover"
+	"github.com/mirrorctl/mirrorctl/internal/config"
+	"github.com/mirrorctl/mirrorctl/internal/iostreams"
+	"github.com/mirrorctl/mirrorctl/replicate"
+)
+
+// FailoverSetup are the inputs of [SetupFailover].
+type FailoverSetup struct {
+	Config  func() (*config.Config, error)
+	Clients func() (replicate.Clients, error)
+	Logger  *slog.Logger
+	Now     func() time.Time // nil is time.Now
+	IO      *iostreams.IOStreams
+	// Source and Target select the flow ([ResolveFlow] defaults).
+	Source, Target string
+	Groups         []string // --group
+	GroupsRE       string   // --groups, anchored to the whole name
+	OnTarget       bool     // list --groups on the target (failback)
+}
+
+// SetupFailover resolves the flow and builds the failover engine and the
+// group list shared by translate, failover and failback. Errors: the config's (exit 2), a
+// *FlagError for a bad --groups regex or one matching nothing, and
+// cluster errors listing groups.
+func SetupFailover(ctx context.Context, o FailoverSetup) (*failover.Engine, *config.Config, []string, error) {
+	source, target, groups, groupsRE, io := o.Source, o.Target, o.Groups, o.GroupsRE, o.IO
+	cfg, err := o.Config()
+	if cfg != nil {
+		PrintWarnings(io, cfg.Warnings)
+	}
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	fl, err := ResolveFlow(cfg, source, target)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var re *regexp.Regexp
+	if groupsRE != "" {
+		if re, err = regexp.Compile(`^(?:` + groupsRE + `)$`); err != nil {
+			return nil, nil, nil, FlagErrorf("--groups %q: %w", groupsRE, err)
+		}
+	}
+	clients, err := o.Clients()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	eng, err := failover.New(failover.Options{Flow: FlowConfig(cfg, fl), Clients: clients, Logger: o.Logger, Now: o.Now})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	out := append([]string(nil), groups...)
+	if re != nil {
+		matched, err := eng.MatchGroups(ctx, re.MatchString, o.OnTarget)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		out = append(out, matched...)
+	}
+	if len(out) == 0 {
+		return nil, nil, nil, FlagErrorf("--groups %q matches no consumer group", groupsRE)
+	}
+	return eng, cfg, out, nil
+}
+
+// Opt renders an optional offset or count: "-" when absent.
+func Opt(p *int64) string {
+	if p == nil {
+		return "-"
+	}
+	return strconv.FormatInt(*p, 10)
+}
