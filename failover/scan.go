@@ -61,7 +61,7 @@ func scanRound(ctx context.Context, clients replicate.Clients, alias string, job
 		assign[j.topic][j.partition] = kgo.NewOffset().At(j.from)
 		open[tpKey{j.topic, j.partition}] = j
 	}
-	cl, err := clients.Client(alias, "consumer", kgo.ConsumePartitions(assign), kgo.KeepControlRecords(),
+	cl, err := clients.Client(alias, replicate.RoleConsumer, kgo.ConsumePartitions(assign), kgo.KeepControlRecords(),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
 		return err

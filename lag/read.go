@@ -260,7 +260,7 @@ func (c *collector) timeBehind(ctx context.Context, parts []PartitionLag) error 
 	if len(idx) == 0 {
 		return nil
 	}
-	cl, err := c.clients.Client(c.fc.Source, "consumer", kgo.ConsumePartitions(want),
+	cl, err := c.clients.Client(c.fc.Source, replicate.RoleConsumer, kgo.ConsumePartitions(want),
 		kgo.FetchMaxPartitionBytes(64<<10), kgo.FetchMaxBytes(1<<20))
 	if err != nil {
 		return err
@@ -352,7 +352,7 @@ func (c *collector) heartbeatAge(ctx context.Context, tgt *kadm.Client) (*int64,
 		}
 		from = max(from, s.Offset)
 	}
-	cl, err := c.clients.Client(c.fc.Target, "consumer",
+	cl, err := c.clients.Client(c.fc.Target, replicate.RoleConsumer,
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().At(from)}}))
 	if err != nil {
 		return nil, err

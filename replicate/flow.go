@@ -13,16 +13,16 @@ import (
 	"github.com/mirrorctl/mirrorctl/replicate/policy"
 )
 
-// Clients hands the engine Kafka clients for a cluster alias. role is
-// "consumer", "producer" or "admin" and selects the client overrides that
-// apply (MM2's consumer.*, producer.* and admin.* keys). extra options are
+// Clients hands the engine Kafka clients for a cluster alias. role
+// ([ClientRole]) selects the client overrides that apply (MM2's consumer.*,
+// producer.* and admin.* keys). extra options are
 // appended after the cluster's own, so the engine's consumption and
 // partitioning choices win. mirrorctl's internal/kafka.Factory implements it.
 //
 // The engine closes every *kgo.Client it obtains from Client; it never closes
 // the *kadm.Client returned by Admin (that one belongs to the caller).
 type Clients interface {
-	Client(alias, role string, extra ...kgo.Opt) (*kgo.Client, error)
+	Client(alias string, role ClientRole, extra ...kgo.Opt) (*kgo.Client, error)
 	Admin(alias string) (*kadm.Client, error)
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/mirrorctl/mirrorctl/internal/iostreams"
 	"github.com/mirrorctl/mirrorctl/internal/kafka"
 	"github.com/mirrorctl/mirrorctl/internal/output"
+	"github.com/mirrorctl/mirrorctl/replicate"
 )
 
 // newFactory wires the lazy providers in dependency order and returns the
@@ -109,12 +110,12 @@ func newFactory(ios *iostreams.IOStreams, logger *slog.Logger, g *globalOptions)
 // properties of cluster alias for role ("consumer", "producer", "admin"), as
 // config.Cluster.ClientProps resolves them. An unknown alias is an error
 // naming it.
-func clientProps(cfg *config.Config) func(alias, role string) (map[string]string, error) {
-	return func(alias, role string) (map[string]string, error) {
+func clientProps(cfg *config.Config) func(alias string, role replicate.ClientRole) (map[string]string, error) {
+	return func(alias string, role replicate.ClientRole) (map[string]string, error) {
 		cl, ok := cfg.Cluster(alias)
 		if !ok {
 			return nil, fmt.Errorf("cluster %q is not defined in the config (add it to clusters = ...)", alias)
 		}
-		return cl.ClientProps(config.Role(role)), nil
+		return cl.ClientProps(role), nil
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mirrorctl/mirrorctl/replicate/clientrole"
 	"github.com/mirrorctl/mirrorctl/replicate/filter"
 	"github.com/mirrorctl/mirrorctl/replicate/policy"
 )
@@ -32,15 +33,16 @@ func WithEnv(lookup func(string) (string, bool)) Option {
 	return func(o *options) { o.env = lookup }
 }
 
-// Role is the client role a cluster's properties are assembled for.
-type Role string
+// Role is the client role a cluster's properties are assembled for: the
+// one type of package replicate/clientrole.
+type Role = clientrole.Role
 
 // The three client roles of MM2 (the consumer.*, producer.* and admin.*
 // prefixes).
 const (
-	RoleConsumer Role = "consumer"
-	RoleProducer Role = "producer"
-	RoleAdmin    Role = "admin"
+	RoleConsumer = clientrole.Consumer
+	RoleProducer = clientrole.Producer
+	RoleAdmin    = clientrole.Admin
 )
 
 // Origin values of a Setting.

@@ -9,14 +9,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/plugin/kslog"
-)
 
-// Client roles accepted by Factory.Client. They select which assembled
-// property set (MM2's producer., consumer. and admin. overrides) is used.
-const (
-	RoleConsumer = "consumer"
-	RoleProducer = "producer"
-	RoleAdmin    = "admin"
+	"github.com/mirrorctl/mirrorctl/replicate/clientrole"
 )
 
 // ErrClosed is returned by Factory.Client and Factory.Admin after Close.
@@ -27,7 +21,7 @@ var ErrClosed = errors.New("kafka: client factory is closed")
 // NewFactory, maps them with Options, and keeps every client it built so that
 // Close can close them all. It is safe for concurrent use.
 type Factory struct {
-	props  func(alias, role string) (map[string]string, error)
+	props  func(alias string, role clientrole.Role) (map[string]string, error)
 	logger *slog.Logger
 
 	mu      sync.Mutex
@@ -50,7 +44,7 @@ type adminEntry struct {
 // the factory's own messages (property warnings at Warn, once per alias and
 // role) and franz-go's, demoted by four slog levels (franz-go Info logs at
 // Debug); nil discards everything.
-func NewFactory(props func(alias, role string) (map[string]string, error), logger *slog.Logger) *Factory {
+func NewFactory(props func(alias string, role clientrole.Role) (map[string]string, error), logger *slog.Logger) *Factory {
 	if logger == nil {
 		logger = discardLogger()
 	}
@@ -71,9 +65,9 @@ func NewFactory(props func(alias, role string) (map[string]string, error), logge
 // Errors: ErrClosed after Close; an unknown role; the props lookup's error;
 // Options' errors ("cluster <alias>: <key>: ..."); kgo.NewClient's
 // validation errors, prefixed with the cluster and role.
-func (f *Factory) Client(alias, role string, extra ...kgo.Opt) (*kgo.Client, error) {
+func (f *Factory) Client(alias string, role clientrole.Role, extra ...kgo.Opt) (*kgo.Client, error) {
 	switch role {
-	case RoleConsumer, RoleProducer, RoleAdmin:
+	case clientrole.Consumer, clientrole.Producer, clientrole.Admin:
 	default:
 		return nil, fmt.Errorf("cluster %s: unknown client role %q; want consumer, producer or admin", alias, role)
 	}
@@ -123,7 +117,7 @@ func (f *Factory) Admin(alias string) (*kadm.Client, error) {
 	if ok {
 		return e.adm, nil
 	}
-	cl, err := f.Client(alias, RoleAdmin)
+	cl, err := f.Client(alias, clientrole.Admin)
 	if err != nil {
 		return nil, err
 	}
@@ -157,8 +151,8 @@ func (f *Factory) isClosed() bool {
 }
 
 // logWarnings logs the property warnings for alias and role the first time only.
-func (f *Factory) logWarnings(alias, role string, warnings []string) {
-	k := alias + "/" + role
+func (f *Factory) logWarnings(alias string, role clientrole.Role, warnings []string) {
+	k := alias + "/" + string(role)
 	f.mu.Lock()
 	seen := f.warned[k]
 	f.warned[k] = true

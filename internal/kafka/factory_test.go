@@ -16,6 +16,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/mirrorctl/mirrorctl/replicate/clientrole"
 )
 
 // syncBuffer is a goroutine-safe log sink: franz-go logs from its own goroutines.
@@ -44,8 +46,8 @@ func newLogger() (*slog.Logger, *syncBuffer) {
 }
 
 // staticProps serves the same properties for every role of each alias.
-func staticProps(byAlias map[string]map[string]string) func(alias, role string) (map[string]string, error) {
-	return func(alias, _ string) (map[string]string, error) {
+func staticProps(byAlias map[string]map[string]string) func(alias string, role clientrole.Role) (map[string]string, error) {
+	return func(alias string, _ clientrole.Role) (map[string]string, error) {
 		p, ok := byAlias[alias]
 		if !ok {
 			return nil, fmt.Errorf("unknown cluster alias %q", alias)
@@ -71,7 +73,7 @@ func roundTrip(t *testing.T, f *Factory, alias string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 
-	prod, err := f.Client(alias, RoleProducer)
+	prod, err := f.Client(alias, clientrole.Producer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +83,7 @@ func roundTrip(t *testing.T, f *Factory, alias string) {
 		t.Fatalf("produce: %v", err)
 	}
 
-	cons, err := f.Client(alias, RoleConsumer, kgo.ConsumeTopics("mirror-test"))
+	cons, err := f.Client(alias, clientrole.Consumer, kgo.ConsumeTopics("mirror-test"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +153,7 @@ func TestFactorySCRAM(t *testing.T) {
 	defer f.Close()
 	roundTrip(t, f, "us-east")
 
-	cl, err := f.Client("wrong-pass", RoleAdmin)
+	cl, err := f.Client("wrong-pass", clientrole.Admin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +200,7 @@ func TestFactoryMutualTLS(t *testing.T) {
 func TestFactoryLifecycle(t *testing.T) {
 	c := newCluster(t)
 	lookups := 0
-	f := NewFactory(func(alias, role string) (map[string]string, error) {
+	f := NewFactory(func(alias string, role clientrole.Role) (map[string]string, error) {
 		lookups++
 		if alias != "a" {
 			return nil, errors.New("no such cluster")
@@ -209,7 +211,7 @@ func TestFactoryLifecycle(t *testing.T) {
 	if _, err := f.Client("a", "reader"); err == nil || !strings.Contains(err.Error(), `cluster a: unknown client role "reader"`) {
 		t.Errorf("bad role: %v", err)
 	}
-	if _, err := f.Client("b", RoleConsumer); err == nil || err.Error() != "cluster b: consumer properties: no such cluster" {
+	if _, err := f.Client("b", clientrole.Consumer); err == nil || err.Error() != "cluster b: consumer properties: no such cluster" {
 		t.Errorf("lookup error: %v", err)
 	}
 
@@ -224,11 +226,11 @@ func TestFactoryLifecycle(t *testing.T) {
 	if a1 != a2 {
 		t.Error("Admin is not memoised per alias")
 	}
-	c1, err := f.Client("a", RoleConsumer)
+	c1, err := f.Client("a", clientrole.Consumer)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c2, err := f.Client("a", RoleConsumer)
+	c2, err := f.Client("a", clientrole.Consumer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +251,7 @@ func TestFactoryLifecycle(t *testing.T) {
 	if err := c1.Ping(ctx); !errors.Is(err, kgo.ErrClientClosed) {
 		t.Errorf("c1 after factory Close: ping error %v, want ErrClientClosed", err)
 	}
-	if _, err := f.Client("a", RoleProducer); !errors.Is(err, ErrClosed) {
+	if _, err := f.Client("a", clientrole.Producer); !errors.Is(err, ErrClosed) {
 		t.Errorf("Client after Close: %v, want ErrClosed", err)
 	}
 	if _, err := f.Admin("a"); !errors.Is(err, ErrClosed) {
@@ -302,14 +304,14 @@ func TestNoSecretsInLogs(t *testing.T) {
 			outputs = append(outputs, err.Error())
 			logger.Error("options failed", "cluster", alias, "err", err)
 		}
-		for _, role := range []string{RoleProducer, RoleConsumer, RoleAdmin} {
+		for _, role := range []clientrole.Role{clientrole.Producer, clientrole.Consumer, clientrole.Admin} {
 			cl, err := f.Client(alias, role)
 			if err != nil {
 				outputs = append(outputs, err.Error())
 				logger.Error("client failed", "cluster", alias, "role", role, "err", err)
 				continue
 			}
-			if role != RoleAdmin {
+			if role != clientrole.Admin {
 				continue // one connection attempt per alias is enough
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)

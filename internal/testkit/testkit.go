@@ -24,6 +24,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/mirrorctl/mirrorctl/replicate/clientrole"
 )
 
 // The aliases of the two clusters of a [Pair]: the usual flow is
@@ -90,13 +92,13 @@ func NewClients(t testing.TB, addrs map[string][]string) *Clients {
 
 // Client returns a new client for alias in role ("producer", "consumer",
 // "admin", ...). An unknown alias is an error naming it.
-func (c *Clients) Client(alias, role string, extra ...kgo.Opt) (*kgo.Client, error) {
+func (c *Clients) Client(alias string, role clientrole.Role, extra ...kgo.Opt) (*kgo.Client, error) {
 	addrs, ok := c.addrs[alias]
 	if !ok {
 		return nil, fmt.Errorf("unknown alias %q", alias)
 	}
 	opts := append([]kgo.Opt{kgo.SeedBrokers(addrs...)}, c.Opts...)
-	opts = append(opts, c.Extra[alias+"/"+role]...)
+	opts = append(opts, c.Extra[alias+"/"+string(role)]...)
 	return kgo.NewClient(append(opts, extra...)...)
 }
 
@@ -107,7 +109,7 @@ func (c *Clients) Admin(alias string) (*kadm.Client, error) {
 	if a, ok := c.admins[alias]; ok {
 		return a, nil
 	}
-	cl, err := c.Client(alias, "admin")
+	cl, err := c.Client(alias, clientrole.Admin)
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +186,7 @@ func (p *Pair) CreateTopic(t testing.TB, alias, topic string, partitions int32, 
 // (manual partitioner), in order.
 func (p *Pair) Produce(t testing.TB, alias string, recs ...*kgo.Record) {
 	t.Helper()
-	cl, err := p.Clients.Client(alias, "producer", kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	cl, err := p.Clients.Client(alias, clientrole.Producer, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +250,7 @@ func (p *Pair) ReadAll(t testing.TB, alias, topic string) map[int32][]*kgo.Recor
 	}
 	// Control records are fetched so that a partition ending in a marker
 	// still reaches its end offset.
-	cl, err := p.Clients.Client(alias, "consumer",
+	cl, err := p.Clients.Client(alias, clientrole.Consumer,
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: assign}), kgo.KeepControlRecords())
 	if err != nil {
 		t.Fatal(err)

@@ -78,7 +78,7 @@ us-east->eu-west.enabled = true
 // fakeClients hands out admin clients of kfake clusters by alias.
 type fakeClients struct{ admins map[string]*kadm.Client }
 
-func (c fakeClients) Client(alias, role string, extra ...kgo.Opt) (*kgo.Client, error) {
+func (c fakeClients) Client(alias string, role replicate.ClientRole, extra ...kgo.Opt) (*kgo.Client, error) {
 	return nil, fmt.Errorf("no data clients in this test")
 }
 

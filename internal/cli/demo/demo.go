@@ -124,12 +124,12 @@ func runDemo(ctx context.Context, opts *DemoOptions) error {
 	if err != nil {
 		return err
 	}
-	kf := kafka.NewFactory(func(alias, role string) (map[string]string, error) {
+	kf := kafka.NewFactory(func(alias string, role replicate.ClientRole) (map[string]string, error) {
 		cl, ok := cfg.Cluster(alias)
 		if !ok {
 			return nil, fmt.Errorf("no cluster %q in %s", alias, path)
 		}
-		return cl.ClientProps(config.Role(role)), nil
+		return cl.ClientProps(role), nil
 	}, opts.Logger)
 	defer kf.Close()
 	step := func(msg string) {
@@ -237,7 +237,7 @@ func seed(ctx context.Context, kf *kafka.Factory, n int) error {
 			return fmt.Errorf("create %s on us-east: %w", t.name, err)
 		}
 	}
-	cl, err := kf.Client("us-east", "producer")
+	cl, err := kf.Client("us-east", replicate.RoleProducer)
 	if err != nil {
 		return err
 	}
@@ -310,7 +310,7 @@ func readAll(ctx context.Context, kf *kafka.Factory, alias, topic string) (map[i
 	if lerr != nil || len(want) == 0 {
 		return out, lerr
 	}
-	cl, err := kf.Client(alias, "consumer", kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: assign}), kgo.KeepControlRecords())
+	cl, err := kf.Client(alias, replicate.RoleConsumer, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: assign}), kgo.KeepControlRecords())
 	if err != nil {
 		return nil, err
 	}

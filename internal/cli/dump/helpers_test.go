@@ -23,6 +23,7 @@ import (
 	"github.com/mirrorctl/mirrorctl/internal/iostreams"
 	"github.com/mirrorctl/mirrorctl/internal/kafka"
 	"github.com/mirrorctl/mirrorctl/internal/output"
+	"github.com/mirrorctl/mirrorctl/replicate"
 	"github.com/mirrorctl/mirrorctl/replicate/mm2"
 )
 
@@ -159,12 +160,12 @@ func (p *clusterPair) factory(t testing.TB, format output.Format, tty bool) (*cm
 		if err != nil {
 			return nil, err
 		}
-		kf := kafka.NewFactory(func(alias, role string) (map[string]string, error) {
+		kf := kafka.NewFactory(func(alias string, role replicate.ClientRole) (map[string]string, error) {
 			cl, ok := cfg.Cluster(alias)
 			if !ok {
 				return nil, fmt.Errorf("no cluster %q", alias)
 			}
-			return cl.ClientProps(config.Role(role)), nil
+			return cl.ClientProps(role), nil
 		}, nil)
 		t.Cleanup(kf.Close)
 		return kf, nil

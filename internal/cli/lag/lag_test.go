@@ -48,7 +48,7 @@ func (e *env) options(t *testing.T, now time.Time) (*lag.Options, *iostreams.IOS
 	if err != nil {
 		t.Fatal(err)
 	}
-	kf := kafka.NewFactory(func(alias, _ string) (map[string]string, error) {
+	kf := kafka.NewFactory(func(alias string, _ replicate.ClientRole) (map[string]string, error) {
 		return map[string]string{"bootstrap.servers": strings.Join(e.Addrs(alias), ",")}, nil
 	}, nil)
 	t.Cleanup(kf.Close)
