@@ -108,6 +108,16 @@ type FlowConfig struct {
 	SyncGroupOffsets         bool
 	SyncGroupOffsetsInterval time.Duration // sync.group.offsets.interval.seconds, default 60s
 
+	// GroupID is the consumer group on the source through which the
+	// processes running this flow share its partitions (mirrorctl key
+	// mirrorctl.group.id; default "mirrorctl-<source>-<target>"). The flow
+	// leader is chosen through the group GroupID+"-leader" on the target.
+	GroupID string
+	// TasksMax is MM2's tasks.max (default 1): the most processes that copy
+	// the flow's partitions at once. Further processes wait as standbys and
+	// take over when a member leaves. 0 admits any number.
+	TasksMax int
+
 	// StartFromLatest starts partitions that have no stored progress at the
 	// log end instead of the log start (MM2: consumer auto.offset.reset,
 	// KAFKA-13988). Default false: copy everything.
@@ -152,8 +162,14 @@ func DefaultFlowConfig(source, target string) FlowConfig {
 		CheckpointsInterval:          60 * time.Second,
 		CheckpointsReplicationFactor: 3,
 		SyncGroupOffsetsInterval:     60 * time.Second,
+		GroupID:                      DefaultGroupID(source, target),
+		TasksMax:                     1,
 	}
 }
+
+// DefaultGroupID returns the default consumer group of the flow
+// source->target: "mirrorctl-<source>-<target>".
+func DefaultGroupID(source, target string) string { return "mirrorctl-" + source + "-" + target }
 
 // Name returns "source->target", MM2's flow notation.
 func (f FlowConfig) Name() string { return f.Source + "->" + f.Target }
@@ -172,6 +188,12 @@ func (f FlowConfig) Validate() error {
 	}
 	if f.OffsetSyncsTopicLocation != LocationSource && f.OffsetSyncsTopicLocation != LocationTarget {
 		errs = append(errs, fmt.Errorf("flow %s: offset-syncs.topic.location %q: want source or target", f.Name(), f.OffsetSyncsTopicLocation))
+	}
+	if (f.Enabled || f.EmitHeartbeats) && f.GroupID == "" {
+		errs = append(errs, fmt.Errorf("flow %s: mirrorctl.group.id must not be empty", f.Name()))
+	}
+	if f.TasksMax < 0 {
+		errs = append(errs, fmt.Errorf("flow %s: tasks.max %d: must not be negative", f.Name(), f.TasksMax))
 	}
 	if f.OffsetLagMax < 0 {
 		errs = append(errs, fmt.Errorf("flow %s: offset.lag.max %d: must not be negative", f.Name(), f.OffsetLagMax))

@@ -113,3 +113,47 @@ func unservedPartitions(ctx context.Context, cl *kgo.Client, topics []string) (s
 	}
 	return "", nil
 }
+
+// awaitRemotePartitions waits until each remote topic of need has at least
+// the given number of partitions on the target (the flow leader creates and
+// grows them), asking every 100 ms, until ctx ends.
+func awaitRemotePartitions(ctx context.Context, cl *kgo.Client, need map[string]int32) error {
+	if len(need) == 0 {
+		return nil
+	}
+	for {
+		req := kmsg.NewPtrMetadataRequest()
+		for t := range need {
+			rt := kmsg.NewMetadataRequestTopic()
+			rt.Topic = kmsg.StringPtr(t)
+			req.Topics = append(req.Topics, rt)
+		}
+		missing := ""
+		resp, err := req.RequestWith(ctx, cl)
+		if err == nil {
+			have := map[string]int32{}
+			for _, t := range resp.Topics {
+				if t.Topic != nil && t.ErrorCode == 0 {
+					have[*t.Topic] = int32(len(t.Partitions))
+				}
+			}
+			for t, n := range need {
+				if have[t] < n {
+					missing = fmt.Sprintf("%s has %d of %d partitions", t, have[t], n)
+					break
+				}
+			}
+			if missing == "" {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			if missing == "" && err != nil {
+				missing = err.Error()
+			}
+			return fmt.Errorf("remote partitions not there: %s: %w", missing, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}

@@ -19,6 +19,14 @@ type Observer interface {
 	CheckpointWritten(source, target, group, topic string, partition int32, latency time.Duration)
 	// FlowState reports a flow starting (up) and stopping (not up).
 	FlowState(source, target string, up bool)
+	// Rebalance reports a change of this process's share of a flow's
+	// partitions: how many were assigned, revoked (handed over with their
+	// progress written) or lost (taken away by the group without a
+	// handover).
+	Rebalance(source, target string, assigned, revoked, lost int)
+	// Leader reports this process becoming (true) or ceasing to be (false)
+	// the flow leader.
+	Leader(source, target string, leading bool)
 }
 
 // PartitionObserver receives one copied partition's measurements.
@@ -42,7 +50,9 @@ type nopObserver struct{}
 func (nopObserver) Partition(string, string, string, int32) PartitionObserver { return nopObserver{} }
 func (nopObserver) CheckpointWritten(string, string, string, string, int32, time.Duration) {
 }
-func (nopObserver) FlowState(string, string, bool)  {}
-func (nopObserver) Fetched(int64)                   {}
-func (nopObserver) Polled(int, time.Duration)       {}
-func (nopObserver) Acked(int, time.Duration, int64) {}
+func (nopObserver) FlowState(string, string, bool)          {}
+func (nopObserver) Rebalance(string, string, int, int, int) {}
+func (nopObserver) Leader(string, string, bool)             {}
+func (nopObserver) Fetched(int64)                           {}
+func (nopObserver) Polled(int, time.Duration)               {}
+func (nopObserver) Acked(int, time.Duration, int64)         {}

@@ -16,6 +16,8 @@ type recObserver struct {
 	hwm         map[string]int64
 	checkpoints int
 	states      []bool
+	rebalanced  int
+	leader      []bool
 }
 
 type recPart struct {
@@ -32,6 +34,16 @@ func (o *recObserver) CheckpointWritten(_, _, _, _ string, _ int32, latency time
 	if latency >= 0 {
 		o.checkpoints++
 	}
+}
+func (o *recObserver) Rebalance(_, _ string, assigned, revoked, lost int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.rebalanced += assigned + revoked + lost
+}
+func (o *recObserver) Leader(_, _ string, leading bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.leader = append(o.leader, leading)
 }
 func (o *recObserver) FlowState(_, _ string, up bool) {
 	o.mu.Lock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -90,29 +91,118 @@ func ReadInternalTopic(ctx context.Context, clients Clients, alias, topic string
 	}
 }
 
-// loadProgress reads the flow's progress topic to its end and returns the next
-// source offset per source partition. Undecodable records are counted, logged
-// by offset and skipped.
-func loadProgress(ctx context.Context, clients Clients, cfg FlowConfig, logger *slog.Logger) (map[tp]int64, error) {
-	topic := ProgressTopic(cfg.Policy, cfg.Source)
-	out := make(map[tp]int64)
-	skipped := 0
-	err := ReadInternalTopic(ctx, clients, cfg.Target, topic, func(r *kgo.Record) {
-		t, next, err := decodeProgress(r.Key, r.Value)
-		if err != nil {
-			skipped++
-			logger.Warn("skipping undecodable progress record", "topic", topic, "offset", r.Offset, "err", err)
-			return
-		}
-		out[t] = next // the newest record per key wins, as compaction keeps it
-	})
+// progressView follows a flow's progress topic from its start for as long
+// as the flow runs here, and holds the newest position per source partition,
+// whoever wrote it. A task resumes from it; a --once run reads the other
+// members' positions from it.
+type progressView struct {
+	clients Clients
+	alias   string // the target
+	topic   string
+	log     *slog.Logger
+
+	mu      sync.Mutex
+	next    map[tp]int64
+	read    int64 // offset after the last record read, -1 before the first fetch
+	changed chan struct{}
+	skipped int
+}
+
+func newProgressView(clients Clients, cfg FlowConfig, log *slog.Logger) *progressView {
+	return &progressView{clients: clients, alias: cfg.Target, topic: ProgressTopic(cfg.Policy, cfg.Source), log: log,
+		next: make(map[tp]int64), changed: make(chan struct{})}
+}
+
+// get returns the newest position stored for t.
+func (v *progressView) get(t tp) (int64, bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	n, ok := v.next[t]
+	return n, ok
+}
+
+// snapshot returns a copy of every position.
+func (v *progressView) snapshot() map[tp]int64 {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	out := make(map[tp]int64, len(v.next))
+	for k, n := range v.next {
+		out[k] = n
+	}
+	return out
+}
+
+// follow reads the progress topic until ctx ends.
+func (v *progressView) follow(ctx context.Context) error {
+	cl, err := v.clients.Client(v.alias, "consumer", kgo.KeepControlRecords(),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{v.topic: {0: kgo.NewOffset().AtStart()}}))
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if skipped > 0 {
-		logger.Warn("progress records skipped", "topic", topic, "count", skipped)
+	defer cl.Close()
+	for {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		fs.EachError(func(t string, p int32, err error) {
+			v.log.Warn("reading progress", "topic", t, "partition", p, "err", err)
+		})
+		v.mu.Lock()
+		fs.EachRecord(func(r *kgo.Record) {
+			v.read = r.Offset + 1
+			if r.Attrs.IsControl() {
+				return
+			}
+			t, next, err := decodeProgress(r.Key, r.Value)
+			if err != nil {
+				v.skipped++
+				v.log.Warn("skipping undecodable progress record", "topic", v.topic, "offset", r.Offset, "err", err)
+				return
+			}
+			v.next[t] = next // the newest record per key wins, as compaction keeps it
+		})
+		close(v.changed)
+		v.changed = make(chan struct{})
+		v.mu.Unlock()
 	}
-	return out, nil
+}
+
+// catchUp waits until the view has read the progress topic up to the end
+// offset it has now, so it holds every position written before the call.
+func (v *progressView) catchUp(ctx context.Context) error {
+	adm, err := v.clients.Admin(v.alias)
+	if err != nil {
+		return err
+	}
+	ends, err := adm.ListEndOffsets(ctx, v.topic)
+	if err != nil {
+		return fmt.Errorf("list end offsets of %s on %s: %w", v.topic, v.alias, err)
+	}
+	end, ok := ends.Lookup(v.topic, 0)
+	if !ok || end.Err != nil {
+		return fmt.Errorf("end offset of %s on %s: %v", v.topic, v.alias, end.Err)
+	}
+	starts, err := adm.ListStartOffsets(ctx, v.topic)
+	if err != nil {
+		return fmt.Errorf("list start offsets of %s on %s: %w", v.topic, v.alias, err)
+	}
+	start, _ := starts.Lookup(v.topic, 0)
+	for {
+		v.mu.Lock()
+		done := v.read >= end.Offset || start.Offset >= end.Offset
+		ch := v.changed
+		v.mu.Unlock()
+		if done {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-ch:
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // ensureProgressTopic creates the flow's progress topic on the target.

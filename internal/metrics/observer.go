@@ -21,6 +21,8 @@
 //	mirrorctl_records_behind          source high watermark - next offset acknowledged (records), per partition
 //	mirrorctl_checkpoint_age_seconds  now - source listing time of the group's newest checkpoint, per flow and group
 //	mirrorctl_flow_up                 1 while the flow copies, 0 once it stopped, per flow
+//	mirrorctl_flow_leader             1 while this process leads the flow, else 0, per flow
+//	mirrorctl_rebalance_partitions_total  partitions assigned to, revoked from or lost by this process, per flow and change
 //
 // Windowed values (rate, _min, _max, _avg) follow Kafka Metrics' defaults: 2
 // samples of 30 s; _min, _max and _avg are NaN when the window saw nothing, as
@@ -37,6 +39,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -68,6 +71,8 @@ const (
 	RecordsBehind        = "mirrorctl_records_behind"
 	CheckpointAgeSeconds = "mirrorctl_checkpoint_age_seconds"
 	FlowUp               = "mirrorctl_flow_up"
+	FlowLeader           = "mirrorctl_flow_leader"
+	RebalancePartitions  = "mirrorctl_rebalance_partitions_total"
 	suffixMin, suffixMax = "_min", "_max"
 	suffixAvg            = "_avg"
 	helpWindow           = " (Kafka Metrics window: 2 samples x 30 s)"
@@ -96,6 +101,8 @@ var (
 	dBehind      = desc(RecordsBehind, "Source high watermark minus the next source offset acknowledged by the target, in records", partLabels)
 	dCkAge       = desc(CheckpointAgeSeconds, "Seconds since the source offsets of the group's newest checkpoint were listed", groupLabel)
 	dFlowUp      = desc(FlowUp, "1 while the flow copies records, 0 once it stopped", flowLabels)
+	dLeader      = desc(FlowLeader, "1 while this process is the flow leader (topic sync, checkpoints, heartbeats), else 0", flowLabels)
+	dRebalance   = desc(RebalancePartitions, "Partitions of the flow assigned to, revoked from (handed over) or lost by this process", []string{"source", "target", "change"})
 )
 
 // Observer collects replicate's measurements and serves them as Prometheus
@@ -110,6 +117,9 @@ type Observer struct {
 	ckpts  map[[5]string]*ckSeries
 	groups map[[3]string]time.Time // newest checkpoint's listing time
 	flows  map[[2]string]bool
+	leader map[[2]string]bool
+	rebal  map[[3]string]int64
+	member func() []replicate.FlowStatus
 }
 
 var _ replicate.Observer = (*Observer)(nil)
@@ -126,6 +136,8 @@ func New(now func() time.Time) *Observer {
 		ckpts:  make(map[[5]string]*ckSeries),
 		groups: make(map[[3]string]time.Time),
 		flows:  make(map[[2]string]bool),
+		leader: make(map[[2]string]bool),
+		rebal:  make(map[[3]string]int64),
 	}
 }
 
@@ -171,6 +183,33 @@ func (o *Observer) FlowState(source, target string, up bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.flows[[2]string{source, target}] = up
+}
+
+// Rebalance counts partitions assigned, revoked and lost. It implements
+// replicate.Observer.
+func (o *Observer) Rebalance(source, target string, assigned, revoked, lost int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for change, n := range map[string]int{"assigned": assigned, "revoked": revoked, "lost": lost} {
+		o.rebal[[3]string{source, target, change}] += int64(n)
+	}
+}
+
+// Leader records whether this process leads the flow. It implements
+// replicate.Observer.
+func (o *Observer) Leader(source, target string, leading bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.leader[[2]string{source, target}] = leading
+}
+
+// SetMembership sets where /status reads each flow's membership (which
+// process this is, its member id, whether it leads, its partition tasks):
+// replicate.Mirror.Status.
+func (o *Observer) SetMembership(fn func() []replicate.FlowStatus) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.member = fn
 }
 
 type ckSeries struct {
@@ -266,7 +305,11 @@ type FlowStatus struct {
 	Source     string            `json:"source"`
 	Target     string            `json:"target"`
 	Up         bool              `json:"up"`
+	Leader     bool              `json:"leader"`
 	Partitions []PartitionStatus `json:"partitions"`
+	// Membership says who this process is in the flow's groups; absent
+	// when the engine does not report it.
+	Membership *replicate.FlowStatus `json:"membership,omitempty"`
 }
 
 // Status is the /status document.
@@ -338,7 +381,7 @@ func (o *Observer) Status() Status {
 	flow := func(k [2]string) *FlowStatus {
 		f := byFlow[k]
 		if f == nil {
-			f = &FlowStatus{Source: k[0], Target: k[1], Up: o.flows[k], Partitions: []PartitionStatus{}}
+			f = &FlowStatus{Source: k[0], Target: k[1], Up: o.flows[k], Leader: o.leader[k], Partitions: []PartitionStatus{}}
 			byFlow[k] = f
 		}
 		return f
@@ -353,7 +396,18 @@ func (o *Observer) Status() Status {
 	for _, p := range parts {
 		flow([2]string{p.labels[0], p.labels[1]})
 	}
+	member := o.member
 	o.mu.Unlock()
+	if member != nil {
+		for _, ms := range member() {
+			ms := ms
+			src, tgt, _ := strings.Cut(ms.Flow, "->")
+			o.mu.Lock()
+			f := flow([2]string{src, tgt})
+			o.mu.Unlock()
+			f.Membership = &ms
+		}
+	}
 	for _, p := range parts {
 		s := p.snapshot(now)
 		n, _ := strconv.Atoi(p.labels[3])
@@ -388,7 +442,7 @@ func (o *Observer) Status() Status {
 
 // Describe implements prometheus.Collector.
 func (o *Observer) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{dRecordCount, dRecordRate, dByteCount, dByteRate, dBehind, dCkAge, dFlowUp} {
+	for _, d := range []*prometheus.Desc{dRecordCount, dRecordRate, dByteCount, dByteRate, dBehind, dCkAge, dFlowUp, dLeader, dRebalance} {
 		ch <- d
 	}
 	for _, s := range []statDescs{dRecordAge, dLatency, dCkLatency} {
@@ -445,9 +499,23 @@ func (o *Observer) Collect(ch chan<- prometheus.Metric) {
 		}
 		other = append(other, labelled{dFlowUp, v, []string{k[0], k[1]}})
 	}
+	for k, leading := range o.leader {
+		v := 0.0
+		if leading {
+			v = 1
+		}
+		other = append(other, labelled{dLeader, v, []string{k[0], k[1]}})
+	}
+	var counters []labelled
+	for k, n := range o.rebal {
+		counters = append(counters, labelled{dRebalance, float64(n), []string{k[0], k[1], k[2]}})
+	}
 	o.mu.Unlock()
 	for _, m := range other {
 		gauge(ch, m.d, m.v, m.labels)
+	}
+	for _, m := range counters {
+		ch <- prometheus.MustNewConstMetric(m.d, prometheus.CounterValue, m.v, m.labels...)
 	}
 	for _, c := range cks {
 		statMetrics(ch, dCkLatency, c.last, c.st, c.labels[:])

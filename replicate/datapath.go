@@ -1,0 +1,247 @@
+package replicate
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/mirrorctl/mirrorctl/replicate/mm2"
+)
+
+// The data path of a flow in one process: one direct consumer on the source
+// fetches the partitions whose tasks run here, one data producer on the
+// target writes their copies, and the produce promises do the
+// acknowledgement bookkeeping. Control records (progress, offset syncs,
+// checkpoints, heartbeats) never go through the data producer.
+
+// pollLoop moves records from the source consumer to the data producer until
+// ctx is done or, with once, the flow reached the end offsets it had at
+// start (see worker.onceDone).
+func (w *worker) pollLoop(ctx context.Context) {
+	for {
+		if w.once && w.onceDone(ctx) {
+			return
+		}
+		pctx, cancel := ctx, context.CancelFunc(func() {})
+		if w.once {
+			// Wake up to look again at the flow's progress, which other
+			// members write.
+			pctx, cancel = context.WithTimeout(ctx, 100*time.Millisecond)
+		}
+		fetches := w.consumer.PollFetches(pctx)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		fetches.EachError(func(t string, p int32, err error) {
+			if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+				w.log.Warn("fetch error", "topic", t, "partition", p, "err", err)
+			}
+		})
+		w.dispatch(ctx, fetches)
+	}
+}
+
+// dispatch hands one poll's records to the data producer. It holds w.dmu, so
+// a revocation (which takes w.dmu to stop a task) never races a record of
+// the task it stops: after the revocation has the lock, nothing more of that
+// partition is produced.
+func (w *worker) dispatch(ctx context.Context, fetches kgo.Fetches) {
+	w.dmu.Lock()
+	defer w.dmu.Unlock()
+	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
+		if len(p.Records) == 0 {
+			return
+		}
+		t := w.task(p.Topic, p.Partition)
+		if t == nil || t.State() != TaskRunning {
+			return // not ours (any more): the owner resumes from progress
+		}
+		var now time.Time
+		if w.observing {
+			t.obs.Fetched(p.HighWatermark)
+			now = time.Now()
+		}
+		for _, r := range p.Records {
+			if t.halted.Load() {
+				return
+			}
+			if r.Offset < t.position.Load() {
+				continue // buffered before this assignment started
+			}
+			next := r.Offset + 1
+			if r.Attrs.IsControl() {
+				// A transaction marker is no record to copy: with nothing in
+				// flight it is handled at once.
+				t.mu.Lock()
+				if t.head == len(t.inflight) && len(t.refused) == 0 && !t.halted.Load() {
+					t.acked = next
+				}
+				t.position.Store(next)
+				t.mu.Unlock()
+				continue
+			}
+			t.mu.Lock()
+			t.push(r.Offset)
+			t.mu.Unlock()
+			if w.observing {
+				t.obs.Polled(len(r.Value), now.Sub(r.Timestamp))
+			}
+			prepareCopy(r, t)
+			w.data.Produce(ctx, r, w.onAck)
+			t.position.Store(next)
+		}
+	})
+}
+
+// prepareCopy turns a fetched source record into its copy for the target, in
+// place: same partition, key, value, headers and timestamp (MM2
+// MirrorSourceTask.convertRecord). A source timestamp of -1 lets the producer
+// stamp the current time, as MM2 does.
+func prepareCopy(r *kgo.Record, t *task) {
+	r.Topic = t.remote
+	r.Attrs = kgo.RecordAttrs{}
+	r.ProducerEpoch, r.ProducerID, r.LeaderEpoch = 0, 0, 0
+	r.Context = t.ctx
+	if r.Timestamp.UnixMilli() < 0 {
+		r.Timestamp = time.Time{}
+	}
+}
+
+// onAck is the produce promise of every copied record. kgo calls promises in
+// order per partition, so the front of the task's in-flight queue is the
+// upstream offset of r.
+//
+// A refused produce halts the task: nothing after it counts as copied.
+// Kafka refuses whole batches (MESSAGE_TOO_LARGE names the batch, not the
+// record), so once the task's in-flight records have all come back the
+// refused ones are retried one at a time (see retryRefused) to find the
+// record at fault.
+func (w *worker) onAck(r *kgo.Record, err error) {
+	t := r.Context.Value(taskKey{}).(*task)
+	t.mu.Lock()
+	up := t.pop()
+	if err != nil || t.halted.Load() {
+		if err != nil && !errors.Is(err, context.Canceled) {
+			if !t.halted.Load() {
+				t.firstErr = err
+			}
+			t.refused = append(t.refused, refusedRecord{up: up, r: r})
+		}
+		t.halted.Store(true)
+		retry := t.head == len(t.inflight) && len(t.refused) > 0 && !t.retrying
+		if retry {
+			t.retrying = true
+		}
+		t.mu.Unlock()
+		if retry {
+			w.consumer.PauseFetchPartitions(map[string][]int32{t.src.topic: {t.src.partition}})
+			w.retries.Add(1)
+			go w.retryRefused(t)
+		}
+		return
+	}
+	s, now := w.ackLocked(t, up, r)
+	if t.head == len(t.inflight) {
+		// Transaction markers after the last copy are handled too.
+		if p := t.position.Load(); p > t.acked {
+			t.acked = p
+		}
+	}
+	t.mu.Unlock()
+	if now {
+		w.queueSync(s)
+	}
+}
+
+// ackLocked records that the copy of source offset up is on the target at
+// r.Offset. t.mu must be held. It returns the offset sync to write now, if
+// MM2's rules call for one.
+func (w *worker) ackLocked(t *task, up int64, r *kgo.Record) (mm2.OffsetSync, bool) {
+	t.acked = up + 1
+	t.records++
+	t.bytes += int64(len(r.Value))
+	if w.observing {
+		t.obs.Acked(len(r.Value), time.Since(r.Timestamp), t.acked)
+	}
+	if !w.cfg.EmitOffsetSyncs {
+		return mm2.OffsetSync{}, false
+	}
+	return t.sync.update(t.src.topic, t.src.partition, up, r.Offset, w.cfg.OffsetLagMax)
+}
+
+// retryRefused produces a halted task's refused records one at a time, in
+// order. Those that now succeed count as copied; the first one refused on its
+// own is the record at fault: the task stops with a [RecordError] naming it.
+// If every record goes through (the batch, not a record, was the problem),
+// the task resumes after them.
+func (w *worker) retryRefused(t *task) {
+	defer w.retries.Add(-1)
+	t.mu.Lock()
+	recs := t.refused
+	t.refused = nil
+	firstErr := t.firstErr
+	t.mu.Unlock()
+	ctx := w.retryCtx
+	done := func() {
+		t.mu.Lock()
+		t.retrying = false
+		t.mu.Unlock()
+	}
+	for _, rr := range recs {
+		rr.r.Context = nil
+		err := w.data.ProduceSync(ctx, rr.r).FirstErr()
+		if ctx.Err() != nil {
+			done()
+			return // stopping: the partition resumes from its progress next run
+		}
+		if err != nil {
+			size := len(rr.r.Key) + len(rr.r.Value)
+			for _, h := range rr.r.Headers {
+				size += len(h.Key) + len(h.Value)
+			}
+			rerr := &RecordError{
+				Flow: w.cfg.Name(), Topic: t.src.topic, RemoteTopic: t.remote, Partition: t.src.partition,
+				Offset: rr.up, Size: size, Timestamp: rr.r.Timestamp, Err: err,
+			}
+			t.mu.Lock()
+			t.err = rerr
+			t.retrying = false
+			t.mu.Unlock()
+			t.state.Store(TaskStopped)
+			w.log.Error("partition stopped", "err", rerr)
+			return
+		}
+		t.mu.Lock()
+		s, now := w.ackLocked(t, rr.up, rr.r)
+		t.mu.Unlock()
+		if now {
+			w.queueSync(s)
+		}
+	}
+	// Every refused record went through on its own: resume after them.
+	t.mu.Lock()
+	next := t.acked
+	t.firstErr = nil
+	t.mu.Unlock()
+	w.log.Warn("target refused a batch but took its records one by one; resuming", "topic", t.src.topic, "partition", t.src.partition, "err", firstErr)
+	w.consumer.SetOffsets(map[string]map[int32]kgo.EpochOffset{t.src.topic: {t.src.partition: {Epoch: -1, Offset: next}}})
+	t.position.Store(next)
+	t.halted.Store(false)
+	done()
+	w.consumer.ResumeFetchPartitions(map[string][]int32{t.src.topic: {t.src.partition}})
+}
+
+// waitRetries waits until no retryRefused runs; false if ctx ended first.
+func (w *worker) waitRetries(ctx context.Context) bool {
+	for w.retries.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return true
+}

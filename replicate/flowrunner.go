@@ -1,0 +1,332 @@
+package replicate
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// flowRunner runs one flow in this process: its membership in the flow's
+// source group and the partition tasks that brings (worker, enabled flows
+// only), and its membership in the leader group and the flow-level work
+// while it leads.
+type flowRunner struct {
+	cfg      FlowConfig
+	clients  Clients
+	log      *slog.Logger
+	now      func() time.Time
+	once     bool
+	stopWait time.Duration
+	obs      Observer
+	self     Identity
+
+	worker *worker // nil for a pair that only emits heartbeats
+
+	// dataDone is closed when, with once, the data side is done and its
+	// offset syncs and progress are flushed (the leader's checkpoint pass
+	// waits for it).
+	dataDone chan struct{}
+
+	leading          atomic.Bool
+	leaderChanges    atomic.Int64
+	rebalances       atomic.Int64
+	noAuthorizerSaid atomic.Bool
+
+	mu         sync.Mutex
+	ckpt       *checkpointer // the leader's, once it leads
+	member     *groupMember
+	lease      *groupMember
+	membership string
+	subscribed map[string]bool
+}
+
+func newFlowRunner(f FlowConfig, opts Options, log *slog.Logger, observing bool) *flowRunner {
+	fr := &flowRunner{
+		cfg: f, clients: opts.Clients, log: log.With("flow", f.Name()), now: opts.Now, once: opts.Once,
+		stopWait: opts.ShutdownTimeout, obs: opts.Observer, dataDone: make(chan struct{}),
+		membership: MemberJoining, subscribed: map[string]bool{},
+	}
+	if f.Enabled {
+		fr.worker = &worker{
+			cfg: f, clients: opts.Clients, log: fr.log, now: opts.Now, once: opts.Once,
+			stopWait: opts.ShutdownTimeout, obs: opts.Observer, observing: observing,
+			tasks: make(map[tp]*task), syncWake: make(chan struct{}, 1),
+		}
+	}
+	return fr
+}
+
+func (fr *flowRunner) checkpointer() *checkpointer {
+	fr.mu.Lock()
+	defer fr.mu.Unlock()
+	return fr.ckpt
+}
+
+func (fr *flowRunner) setMembership(s string) {
+	fr.mu.Lock()
+	fr.membership = s
+	fr.mu.Unlock()
+}
+
+func (fr *flowRunner) recordErrors() []error {
+	if fr.worker == nil {
+		return nil
+	}
+	return fr.worker.recordErrors()
+}
+
+func (fr *flowRunner) status() FlowStatus {
+	fr.mu.Lock()
+	st := FlowStatus{
+		Flow: fr.cfg.Name(), Group: fr.cfg.GroupID, LeaderGroup: fr.cfg.GroupID + "-leader", Member: fr.self,
+		Membership: fr.membership, Leader: fr.leading.Load(), TasksMax: fr.cfg.TasksMax,
+		Rebalances: fr.rebalances.Load(), LeaderChanges: fr.leaderChanges.Load(),
+	}
+	member := fr.member
+	fr.mu.Unlock()
+	if !fr.cfg.Enabled {
+		st.Group, st.Membership = "", ""
+	}
+	if member != nil {
+		st.MemberID = member.memberID()
+	}
+	if w := fr.worker; w != nil {
+		st.Tasks = len(w.allTasks())
+		st.Assigned, st.Revoked, st.Lost = w.assigned.Load(), w.revoked.Load(), w.lost.Load()
+	}
+	return st
+}
+
+// run runs the flow until ctx ends or, with once, until it is done. The first
+// error of any of its parts (membership, the leader's work) stops the rest
+// and is returned.
+func (fr *flowRunner) run(ctx context.Context) (err error) {
+	parent := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		errMu    sync.Mutex
+		firstErr error
+	)
+	fail := func(err error) {
+		errMu.Lock()
+		if firstErr == nil && parent.Err() == nil {
+			firstErr = err
+		}
+		errMu.Unlock()
+		cancel()
+	}
+	result := func() error {
+		errMu.Lock()
+		defer errMu.Unlock()
+		return firstErr
+	}
+
+	if fr.worker == nil {
+		// A pair that only emits heartbeats: the leader group's topic is
+		// the heartbeats topic, which must exist to be subscribed to.
+		adm, err := fr.clients.Admin(fr.cfg.Target)
+		if err != nil {
+			return err
+		}
+		if err := ensureInternalTopic(ctx, adm, fr.cfg.Policy.HeartbeatsTopic(), fr.cfg.HeartbeatsReplicationFactor); err != nil {
+			return fmt.Errorf("heartbeats %s: %w", fr.cfg.Name(), err)
+		}
+		probe, err := fr.clients.Client(fr.cfg.Target, "consumer")
+		if err != nil {
+			return err
+		}
+		fr.self = selfIdentity(probe)
+		probe.Close()
+		close(fr.dataDone)
+		if err := fr.runLease(ctx); err != nil {
+			return err
+		}
+		return nil
+	}
+
+	w := fr.worker
+	topics, closeClients, err := fr.setUp(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeClients()
+	fr.self = selfIdentity(w.consumer)
+	fr.obs.FlowState(fr.cfg.Source, fr.cfg.Target, true)
+	defer fr.obs.FlowState(fr.cfg.Source, fr.cfg.Target, false)
+	fr.log.Info("flow started", "topics", len(topics), "member", fr.self, "group", fr.cfg.GroupID, "tasks_max", fr.cfg.TasksMax)
+
+	w.retryCtx = ctx
+	// Syncs handed to the producer must survive the stop: the final flush,
+	// bounded by ShutdownTimeout, is what waits for them.
+	w.sendCtx = context.WithoutCancel(ctx)
+
+	bgCtx, stopBg := context.WithCancel(ctx)
+	var bg sync.WaitGroup
+	bg.Add(3)
+	go func() { defer bg.Done(); w.runSyncSender(bgCtx) }()
+	go func() { defer bg.Done(); w.runProgressWriter(bgCtx) }()
+	go func() {
+		defer bg.Done()
+		if err := w.progress.follow(bgCtx); err != nil && bgCtx.Err() == nil {
+			fail(fmt.Errorf("flow %s: follow progress: %w", fr.cfg.Name(), err))
+		}
+	}()
+
+	var leaseDone sync.WaitGroup
+	leaseDone.Add(1)
+	go func() {
+		defer leaseDone.Done()
+		if err := fr.runLease(ctx); err != nil {
+			fail(fmt.Errorf("flow %s: leader: %w", fr.cfg.Name(), err))
+		}
+	}()
+
+	memberCtx, stopMember := context.WithCancel(ctx)
+	memberDone := make(chan struct{})
+	if len(topics) > 0 {
+		go func() {
+			defer close(memberDone)
+			if err := fr.runMembership(memberCtx, topics); err != nil {
+				fail(fmt.Errorf("flow %s: %w", fr.cfg.Name(), err))
+			}
+		}()
+	} else {
+		close(memberDone)
+		fr.log.Warn("no topic of the source is replicated by this flow; check the topics filter")
+	}
+
+	w.pollLoop(ctx)
+
+	// Leave the source group first (releasing every task writes its final
+	// progress), then flush what is left and tell the leader the data side
+	// is done.
+	stopMember()
+	<-memberDone
+	stopBg()
+	bg.Wait()
+	shutdownErr := w.shutdown(ctx)
+	close(fr.dataDone)
+	leaseDone.Wait()
+	fr.log.Info("flow stopped")
+	if err := result(); err != nil {
+		return err
+	}
+	return shutdownErr
+}
+
+// setUp builds the flow's clients and runs the start-up steps that every
+// member needs (the progress and offset-syncs topics, the topics to
+// subscribe to, with once the end offsets to copy up to), at once. It
+// returns the replicated source topics and a func that closes the clients.
+func (fr *flowRunner) setUp(ctx context.Context) (topics []string, closeAll func(), err error) {
+	w, cfg := fr.worker, fr.cfg
+	var closers []func()
+	closeAll = func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			closeAll()
+		}
+	}()
+	if w.src, err = fr.clients.Admin(cfg.Source); err != nil {
+		return nil, nil, err
+	}
+	if w.tgt, err = fr.clients.Admin(cfg.Target); err != nil {
+		return nil, nil, err
+	}
+	client := func(alias string, opts ...kgo.Opt) (*kgo.Client, error) {
+		role := "producer"
+		if alias == "" {
+			alias, role = cfg.Source, "consumer"
+		}
+		cl, err := fr.clients.Client(alias, role, opts...)
+		if err == nil {
+			closers = append(closers, cl.Close)
+		}
+		return cl, err
+	}
+	// No delivery timeout for copies: kgo dates a record from its
+	// timestamp, and copies keep the source's, so a delivery.timeout.ms
+	// would fail every record older than it at once.
+	if w.data, err = client(cfg.Target, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RecordDeliveryTimeout(0)); err != nil {
+		return nil, nil, err
+	}
+	if w.control, err = client(cfg.Target, kgo.RecordPartitioner(kgo.ManualPartitioner())); err != nil {
+		return nil, nil, err
+	}
+	syncAlias, syncTopic := cfg.offsetSyncsCluster()
+	w.syncTopic = syncTopic
+	w.syncProducer = w.control
+	if cfg.EmitOffsetSyncs && syncAlias == cfg.Source {
+		if w.syncProducer, err = client(cfg.Source, kgo.RecordPartitioner(kgo.ManualPartitioner())); err != nil {
+			return nil, nil, err
+		}
+	}
+	if w.consumer, err = client("", kgo.KeepControlRecords(), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())); err != nil {
+		return nil, nil, err
+	}
+	w.progress = newProgressView(fr.clients, cfg, fr.log)
+
+	var plan *Plan
+	steps := []func(context.Context) error{
+		func(ctx context.Context) error {
+			if err := ensureProgressTopic(ctx, cfg, w.tgt); err != nil {
+				return fmt.Errorf("flow %s: %w", cfg.Name(), err)
+			}
+			return nil
+		},
+		func(ctx context.Context) (err error) {
+			plan, err = PlanFlow(ctx, cfg, w.src, w.tgt)
+			return err
+		},
+	}
+	if cfg.EmitOffsetSyncs {
+		adm := w.src
+		if syncAlias == cfg.Target {
+			adm = w.tgt
+		}
+		steps = append(steps, func(ctx context.Context) error {
+			if err := ensureInternalTopic(ctx, adm, syncTopic, cfg.OffsetSyncsReplicationFactor); err != nil {
+				return fmt.Errorf("flow %s: %w", cfg.Name(), err)
+			}
+			return nil
+		})
+	}
+	if err := concurrently(ctx, steps...); err != nil {
+		return nil, nil, err
+	}
+	for _, name := range unmatchedNames(cfg, plan) {
+		fr.log.Warn("topics names a topic the source does not list: it does not exist, or the principal may not DESCRIBE it; nothing is copied from it",
+			"item", name, "cluster", cfg.Source)
+	}
+	for _, t := range plan.Replicated() {
+		topics = append(topics, t.Topic)
+		fr.subscribed[t.Topic] = true
+	}
+	if fr.once && len(topics) > 0 {
+		ends, err := w.src.ListEndOffsets(ctx, topics...)
+		if err != nil {
+			return nil, nil, fmt.Errorf("flow %s: list end offsets on %s: %w", cfg.Name(), cfg.Source, err)
+		}
+		w.onceEnds = map[tp]int64{}
+		for _, t := range plan.Replicated() {
+			for p := int32(0); p < t.Partitions; p++ {
+				e, ok := ends.Lookup(t.Topic, p)
+				if !ok || e.Err != nil {
+					return nil, nil, fmt.Errorf("flow %s: end offset of %s[%d] on %s: %v", cfg.Name(), t.Topic, p, cfg.Source, e.Err)
+				}
+				w.onceEnds[tp{t.Topic, p}] = e.Offset
+			}
+		}
+	}
+	return topics, closeAll, nil
+}

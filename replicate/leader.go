@@ -1,0 +1,371 @@
+package replicate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// The flow leader. Flow-level work runs in exactly one process per flow at a
+// time: topic creation and partition growth, topic config and ACL sync,
+// checkpoints and group offset sync, and heartbeats. The leader is the member
+// of the flow's leader group (GroupID + "-leader", on the target) that holds
+// partition 0 of its one topic; when it dies, the coordinator gives the
+// partition to another member after the session timeout, and that member
+// starts leading. A leader that loses the partition stops its work before
+// the revocation completes.
+
+// leaseTopic returns the single-partition topic the flow's leader group
+// subscribes to: the progress topic of an enabled flow, else the heartbeats
+// topic (a pair that only emits heartbeats).
+func (fr *flowRunner) leaseTopic() string {
+	if fr.cfg.Enabled {
+		return ProgressTopic(fr.cfg.Policy, fr.cfg.Source)
+	}
+	return fr.cfg.Policy.HeartbeatsTopic()
+}
+
+// runLease keeps this process in the flow's leader group until ctx ends and
+// leads the flow while it holds the lease. With once it returns as soon as
+// the first assignment told whether this process leads and, if it does, the
+// leader's once-work is done. Errors of the leader's work, and fatal group
+// errors, are returned.
+func (fr *flowRunner) runLease(ctx context.Context) error {
+	topic := fr.leaseTopic()
+	var (
+		lmu        sync.Mutex // guards leadCancel and leadDone
+		leadCancel context.CancelFunc
+		leadDone   chan struct{}
+		leadErr    = make(chan error, 1)
+	)
+	stopLeading := func() {
+		lmu.Lock()
+		cancel, done := leadCancel, leadDone
+		leadCancel = nil
+		lmu.Unlock()
+		if cancel == nil {
+			return
+		}
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(fr.stopWait):
+			fr.log.Warn("flow leader work did not stop in time", "wait", fr.stopWait)
+		}
+		fr.leading.Store(false)
+		fr.obs.Leader(fr.cfg.Source, fr.cfg.Target, false)
+		fr.log.Info("no longer leading the flow", "member", fr.self)
+	}
+	onLease := func(parts map[string][]int32) bool {
+		for _, p := range parts[topic] {
+			if p == 0 {
+				return true
+			}
+		}
+		return false
+	}
+	cb := groupCallbacks{
+		assigned: func(a map[string][]int32) {
+			lmu.Lock()
+			defer lmu.Unlock()
+			if !onLease(a) || leadCancel != nil {
+				return
+			}
+			lctx, cancel := context.WithCancel(ctx)
+			done := make(chan struct{})
+			leadCancel, leadDone = cancel, done
+			fr.leading.Store(true)
+			fr.leaderChanges.Add(1)
+			fr.obs.Leader(fr.cfg.Source, fr.cfg.Target, true)
+			fr.log.Info("leading the flow", "member", fr.self)
+			go func() {
+				defer close(done)
+				if err := fr.lead(lctx); err != nil && lctx.Err() == nil {
+					select {
+					case leadErr <- err:
+					default:
+					}
+				}
+			}()
+		},
+		revoked: func(_ context.Context, r map[string][]int32) {
+			if onLease(r) {
+				stopLeading()
+			}
+		},
+		lost: func(_ context.Context, l map[string][]int32) {
+			if onLease(l) {
+				stopLeading()
+			}
+		},
+	}
+	m, err := joinGroup(fr.clients, fr.cfg.Target, fr.cfg.GroupID+"-leader", []string{topic}, cb)
+	if err != nil {
+		return err
+	}
+	fr.mu.Lock()
+	fr.lease = m
+	fr.mu.Unlock()
+	defer func() {
+		m.leave() // runs the revoke callback, which stops the leader's work
+		fr.mu.Lock()
+		fr.lease = nil
+		fr.mu.Unlock()
+	}()
+	// With once: done when the first assignment came and the data side is
+	// done (at once for a pair that only emits heartbeats); a leader then
+	// finishes its once-work first.
+	joined := m.joined
+	var dataDone <-chan struct{}
+	joinedSeen, dataSeen := false, !fr.cfg.Enabled
+	if fr.once && fr.cfg.Enabled {
+		dataDone = fr.dataDone
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-m.fatal:
+			return err
+		case err := <-leadErr:
+			return err
+		case <-joined:
+			joined, joinedSeen = nil, true
+		case <-dataDone:
+			dataDone, dataSeen = nil, true
+		}
+		if !fr.once || !joinedSeen || !dataSeen {
+			continue
+		}
+		lmu.Lock()
+		done := leadDone
+		lmu.Unlock()
+		if !fr.leading.Load() || done == nil {
+			return nil // another process leads this flow
+		}
+		select {
+		case <-done:
+			select {
+			case err := <-leadErr:
+				return err
+			default:
+				return nil
+			}
+		case err := <-m.fatal:
+			return err
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+// lead does the flow leader's work until ctx ends (or, with once, until the
+// once-work is done): it applies the topic plan (creating and growing remote
+// topics, syncing configs and ACLs), then emits heartbeats and checkpoints
+// and syncs group offsets on their intervals, and re-plans every
+// refresh.topics.interval.seconds.
+func (fr *flowRunner) lead(ctx context.Context) error {
+	cfg := fr.cfg
+	var steps []func(context.Context) error
+	if cfg.Enabled {
+		steps = append(steps, func(ctx context.Context) error {
+			plan, err := PlanFlow(ctx, cfg, fr.worker.src, fr.worker.tgt)
+			if err != nil {
+				return err
+			}
+			if err := applyPlan(ctx, cfg, plan, fr.worker.src, fr.worker.tgt); err != nil {
+				return err
+			}
+			fr.awaitServed(ctx, plan)
+			if cfg.SyncTopicConfigs {
+				if err := syncConfigs(ctx, cfg, plan, fr.worker.src, fr.worker.tgt); err != nil {
+					fr.log.Warn("topic config sync failed", "err", err)
+				}
+			}
+			return nil
+		})
+		if cfg.SyncTopicACLs {
+			steps = append(steps, func(ctx context.Context) error { fr.syncACLs(ctx); return nil })
+		}
+	}
+	var ckpt *checkpointer
+	if cfg.Enabled && cfg.EmitCheckpoints {
+		ckpt = newCheckpointer(cfg, fr.clients, fr.log, fr.now, fr.worker.src, fr.worker.tgt, fr.worker.control)
+		ckpt.obs = fr.obs
+		steps = append(steps, ckpt.start)
+	}
+	if cfg.EmitHeartbeats && fr.once {
+		steps = append(steps, func(ctx context.Context) error {
+			return runHeartbeats(ctx, cfg, fr.clients, fr.log, fr.now, true)
+		})
+	}
+	if err := concurrently(ctx, steps...); err != nil {
+		return err
+	}
+	if ckpt != nil {
+		fr.mu.Lock()
+		fr.ckpt = ckpt
+		fr.mu.Unlock()
+	}
+	if fr.once {
+		if ckpt == nil {
+			return nil
+		}
+		// The checkpoint pass reads the offset syncs of the whole copy:
+		// wait until this process's data side is done and flushed.
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-fr.dataDone:
+		}
+		return fr.checkpointOnce(ctx, ckpt)
+	}
+	bgErr := make(chan error, 1)
+	var n int
+	if cfg.EmitHeartbeats {
+		n++
+		go func() { bgErr <- runHeartbeats(ctx, cfg, fr.clients, fr.log, fr.now, false) }()
+	}
+	if ckpt != nil {
+		n++
+		go func() { ckpt.run(ctx); bgErr <- nil }()
+	}
+	if cfg.Enabled && (cfg.RefreshTopics || cfg.SyncTopicConfigs || cfg.SyncTopicACLs) {
+		n++
+		go func() { fr.runRefresher(ctx); bgErr <- nil }()
+	}
+	var errs []error
+	for range n {
+		if err := <-bgErr; err != nil && ctx.Err() == nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkpointOnce is --once's checkpoint pass: with the offset syncs of this
+// run written, read them all, emit checkpoints, and sync group offsets.
+func (fr *flowRunner) checkpointOnce(ctx context.Context, ckpt *checkpointer) error {
+	if err := ckpt.readSyncs(ctx); err != nil {
+		return err
+	}
+	if _, err := ckpt.emit(ctx); err != nil {
+		return err
+	}
+	if fr.cfg.SyncGroupOffsets {
+		ckpt.syncGroupOffsets(ctx)
+	}
+	return nil
+}
+
+// awaitServed waits, at most 10 s, until the target serves every partition
+// the plan created or added, so the first copies are not refused and backed
+// off (see awaitLeaders). Not being served in time is only logged.
+func (fr *flowRunner) awaitServed(ctx context.Context, plan *Plan) {
+	var topics []string
+	for _, t := range plan.Topics {
+		if t.Action == ActionCreate || t.Action == ActionGrow {
+			topics = append(topics, t.RemoteTopic)
+		}
+	}
+	start := time.Now()
+	if err := awaitLeaders(ctx, fr.worker.control, topics, 10*time.Second); err != nil {
+		if ctx.Err() == nil {
+			fr.log.Warn("new remote partitions not served yet; copies will be retried", "err", err)
+		}
+		return
+	}
+	if len(topics) > 0 {
+		fr.log.Debug("new remote partitions served", "topics", len(topics), "waited", time.Since(start))
+	}
+}
+
+// runRefresher re-plans topics every refresh.topics.interval.seconds
+// (creating and growing remote topics; the members subscribe to new topics
+// on their own refresh) and syncs topic configs every
+// sync.topic.configs.interval.seconds and ACLs every
+// sync.topic.acls.interval.seconds.
+func (fr *flowRunner) runRefresher(ctx context.Context) {
+	never := make(<-chan time.Time)
+	refresh, configs, acls := never, never, never
+	if fr.cfg.RefreshTopics {
+		t := time.NewTicker(fr.cfg.RefreshTopicsInterval)
+		defer t.Stop()
+		refresh = t.C
+	}
+	if fr.cfg.SyncTopicConfigs {
+		t := time.NewTicker(fr.cfg.SyncTopicConfigsInterval)
+		defer t.Stop()
+		configs = t.C
+	}
+	if fr.cfg.SyncTopicACLs {
+		t := time.NewTicker(fr.cfg.SyncTopicACLsInterval)
+		defer t.Stop()
+		acls = t.C
+	}
+	src, tgt := fr.worker.src, fr.worker.tgt
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-refresh:
+			plan, err := PlanFlow(ctx, fr.cfg, src, tgt)
+			if err == nil {
+				err = applyPlan(ctx, fr.cfg, plan, src, tgt)
+			}
+			if err != nil && ctx.Err() == nil {
+				fr.log.Warn("topic refresh failed", "err", err)
+				continue
+			}
+			fr.awaitServed(ctx, plan)
+		case <-acls:
+			fr.syncACLs(ctx)
+		case <-configs:
+			plan, err := PlanFlow(ctx, fr.cfg, src, tgt)
+			if err == nil {
+				err = syncConfigs(ctx, fr.cfg, plan, src, tgt)
+			}
+			if err != nil && ctx.Err() == nil {
+				fr.log.Warn("topic config sync failed", "err", err)
+			}
+		}
+	}
+}
+
+// syncACLs runs one ACL sync; failures are logged, never fatal (MM2 logs
+// them too): the data path does not depend on it. A source without an
+// authorizer is said once, at info level, as MM2 does (KAFKA-14781).
+func (fr *flowRunner) syncACLs(ctx context.Context) {
+	n, err := SyncTopicACLs(ctx, fr.cfg, fr.worker.src, fr.worker.tgt)
+	switch {
+	case errors.Is(err, ErrNoAuthorizer):
+		if !fr.noAuthorizerSaid.Swap(true) {
+			fr.log.Info("topic ACL sync skipped: the source has no authorizer")
+		}
+	case err != nil && ctx.Err() == nil:
+		fr.log.Warn("topic ACL sync failed", "err", err)
+	case n > 0:
+		fr.log.Info("topic ACLs created on the target", "count", n)
+	}
+}
+
+// newTopics re-plans the flow (read-only) and returns the replicated source
+// topics this process does not subscribe to yet, marking them subscribed.
+func (fr *flowRunner) newTopics(ctx context.Context) ([]string, error) {
+	plan, err := PlanFlow(ctx, fr.cfg, fr.worker.src, fr.worker.tgt)
+	if err != nil {
+		return nil, fmt.Errorf("flow %s: %w", fr.cfg.Name(), err)
+	}
+	fr.mu.Lock()
+	defer fr.mu.Unlock()
+	var out []string
+	for _, t := range plan.Replicated() {
+		if !fr.subscribed[t.Topic] {
+			fr.subscribed[t.Topic] = true
+			out = append(out, t.Topic)
+		}
+	}
+	return out, nil
+}

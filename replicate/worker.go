@@ -1,0 +1,448 @@
+package replicate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/mirrorctl/mirrorctl/replicate/mm2"
+)
+
+// worker runs the partition tasks of one enabled flow that the flow's
+// consumer group assigned to this process. It owns the flow's direct source
+// consumer, the data producer and the control producers; the group member
+// (see membership.go) tells it which partitions to start and to release.
+type worker struct {
+	cfg      FlowConfig
+	clients  Clients
+	log      *slog.Logger
+	now      func() time.Time
+	once     bool
+	stopWait time.Duration
+	obs      Observer
+	// observing is false with the no-op observer: the hot path then skips
+	// the clock reads that only metrics need.
+	observing bool
+
+	src, tgt     *kadm.Client
+	consumer     *kgo.Client // source, direct: the running tasks' partitions
+	data         *kgo.Client // target: copies only
+	control      *kgo.Client // target: progress (and the leader's checkpoints)
+	syncProducer *kgo.Client // == control when the offset-syncs topic is on the target
+	syncTopic    string
+	progress     *progressView
+
+	// dmu is held while a poll's records are dispatched and while a task
+	// changes state between running and revoking (see dispatch).
+	dmu   sync.Mutex
+	tmu   sync.RWMutex
+	tasks map[tp]*task
+
+	// Once: the flow's partitions and their end offsets when the run
+	// started; the run is done when the progress of each reached its end.
+	onceEnds map[tp]int64
+
+	pmu sync.Mutex // serialises progress writes
+
+	smu      sync.Mutex
+	syncQ    []mm2.OffsetSync
+	syncWake chan struct{}
+
+	retryCtx context.Context // cancelled when the flow stops
+	sendCtx  context.Context // never cancelled: offset-sync produces
+	retries  atomic.Int32    // retryRefused goroutines running
+	starts   sync.WaitGroup  // task starts in progress
+	released []*task         // tasks released during the run, for the totals (tmu)
+
+	assigned, revoked, lost atomic.Int64 // partitions, counted over the run
+}
+
+func (w *worker) task(topic string, partition int32) *task {
+	w.tmu.RLock()
+	t := w.tasks[tp{topic, partition}]
+	w.tmu.RUnlock()
+	return t
+}
+
+func (w *worker) allTasks() []*task {
+	w.tmu.RLock()
+	defer w.tmu.RUnlock()
+	out := make([]*task, 0, len(w.tasks))
+	for _, t := range w.tasks {
+		out = append(out, t)
+	}
+	return out
+}
+
+// assign creates a task for each newly assigned partition and starts them
+// in the background: choosing a resume point needs the progress topic read
+// to its end and the remote partition to exist, which must not hold up the
+// group's rebalance.
+func (w *worker) assign(parts map[string][]int32) {
+	var batch []*task
+	w.tmu.Lock()
+	for topic, ps := range parts {
+		for _, p := range ps {
+			key := tp{topic, p}
+			if _, ok := w.tasks[key]; ok {
+				continue
+			}
+			end := int64(-1)
+			if e, ok := w.onceEnds[key]; ok {
+				end = e
+			}
+			t := newTask(key, w.cfg.Policy.FormatRemoteTopic(w.cfg.Source, topic), end)
+			t.obs = w.obs.Partition(w.cfg.Source, w.cfg.Target, t.remote, p)
+			w.tasks[key] = t
+			batch = append(batch, t)
+		}
+	}
+	w.tmu.Unlock()
+	if len(batch) == 0 {
+		return
+	}
+	w.assigned.Add(int64(len(batch)))
+	w.starts.Add(1)
+	go func() {
+		defer w.starts.Done()
+		w.start(batch)
+	}()
+}
+
+// start chooses each task's resume point and adds its partition to the
+// consumer. The resume point is the progress the previous owner wrote (it
+// writes it before it releases the partition, so reading the progress topic
+// to its current end finds it), else the log start (or end, with
+// StartFromLatest). A task revoked meanwhile is left alone.
+func (w *worker) start(batch []*task) {
+	ctx, cancel := context.WithCancel(w.retryCtx)
+	defer cancel()
+	// Abort the whole batch when every task of it was revoked.
+	go func() {
+		for _, t := range batch {
+			select {
+			case <-t.startCtx.Done():
+			case <-ctx.Done():
+				return
+			}
+		}
+		cancel()
+	}()
+	defer func() {
+		for _, t := range batch {
+			select {
+			case <-t.started:
+			default:
+				close(t.started)
+			}
+		}
+	}()
+	err := w.startBatch(ctx, batch)
+	if err != nil && ctx.Err() == nil {
+		w.log.Error("partitions not started", "partitions", len(batch), "err", err)
+		for _, t := range batch {
+			t.mu.Lock()
+			if t.firstErr == nil {
+				t.firstErr = err
+			}
+			t.mu.Unlock()
+		}
+	}
+}
+
+func (w *worker) startBatch(ctx context.Context, batch []*task) error {
+	if err := w.progress.catchUp(ctx); err != nil {
+		return fmt.Errorf("read progress: %w", err)
+	}
+	topics := map[string]bool{}
+	need := map[string]int32{}
+	for _, t := range batch {
+		topics[t.src.topic] = true
+		if need[t.remote] < t.src.partition+1 {
+			need[t.remote] = t.src.partition + 1
+		}
+	}
+	names := make([]string, 0, len(topics))
+	for t := range topics {
+		names = append(names, t)
+	}
+	sort.Strings(names)
+	starts, err := w.src.ListStartOffsets(ctx, names...)
+	if err != nil {
+		return fmt.Errorf("list start offsets on %s: %w", w.cfg.Source, err)
+	}
+	var ends kadm.ListedOffsets
+	if w.cfg.StartFromLatest {
+		if ends, err = w.src.ListEndOffsets(ctx, names...); err != nil {
+			return fmt.Errorf("list end offsets on %s: %w", w.cfg.Source, err)
+		}
+	}
+	// The flow leader creates remote topics and partitions; wait for them.
+	if err := awaitRemotePartitions(ctx, w.data, need); err != nil {
+		return err
+	}
+	add := map[string]map[int32]kgo.Offset{}
+	w.dmu.Lock()
+	defer w.dmu.Unlock()
+	for _, t := range batch {
+		if t.State() != TaskStarting {
+			continue
+		}
+		s, ok := starts.Lookup(t.src.topic, t.src.partition)
+		if !ok || s.Err != nil {
+			return fmt.Errorf("start offset of %s[%d] on %s: %v", t.src.topic, t.src.partition, w.cfg.Source, s.Err)
+		}
+		start, from := s.Offset, ResumeLogStart
+		written := int64(-1)
+		if next, ok := w.progress.get(t.src); ok {
+			written = next
+			switch {
+			case next < s.Offset:
+				w.log.Warn("source records were deleted before they were copied", "topic", t.src.topic, "partition", t.src.partition, "from", next, "to", s.Offset)
+			default:
+				start, from = next, ResumeProgress
+			}
+		} else if w.cfg.StartFromLatest {
+			if e, ok := ends.Lookup(t.src.topic, t.src.partition); ok && e.Err == nil {
+				start, from = e.Offset, ResumeLogEnd
+			}
+		}
+		t.resume(start, written, from)
+		if add[t.src.topic] == nil {
+			add[t.src.topic] = map[int32]kgo.Offset{}
+		}
+		add[t.src.topic][t.src.partition] = kgo.NewOffset().At(start).WithEpoch(-1)
+		t.state.Store(TaskRunning)
+		close(t.started)
+		w.log.Info("partition task started", "topic", t.src.topic, "partition", t.src.partition, "resume", start, "from", from)
+	}
+	w.consumer.AddConsumePartitions(add)
+	return nil
+}
+
+// release stops the tasks of parts and removes them: it stops fetching their
+// partitions, waits (bounded by stopWait) for their in-flight copies to be
+// acknowledged and, with writeProgress, writes their final progress. A
+// revocation writes progress (the partition goes to another member, which
+// resumes exactly there); a loss does not (another member may own the
+// partition already and be ahead).
+func (w *worker) release(ctx context.Context, parts map[string][]int32, writeProgress bool) {
+	var gone []*task
+	w.dmu.Lock()
+	w.tmu.Lock()
+	for topic, ps := range parts {
+		for _, p := range ps {
+			key := tp{topic, p}
+			t, ok := w.tasks[key]
+			if !ok {
+				continue
+			}
+			delete(w.tasks, key)
+			t.state.Store(TaskRevoking)
+			t.cancelStart()
+			gone = append(gone, t)
+		}
+	}
+	w.tmu.Unlock()
+	w.dmu.Unlock()
+	if len(gone) == 0 {
+		return
+	}
+	w.consumer.RemoveConsumePartitions(parts)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.stopWait)
+	defer cancel()
+	for _, t := range gone {
+		select {
+		case <-t.started:
+		case <-sctx.Done():
+		}
+		if !t.awaitIdle(sctx) {
+			w.log.Warn("copies still in flight when the partition was released", "topic", t.src.topic, "partition", t.src.partition)
+		}
+	}
+	// The delayed offset syncs of the released tasks are written now, as
+	// MM2 does when a task stops: they are the freshest translation points.
+	if w.cfg.EmitOffsetSyncs {
+		for _, t := range gone {
+			t.mu.Lock()
+			s, ok := t.sync.flush()
+			t.mu.Unlock()
+			if ok {
+				w.queueSync(s)
+			}
+		}
+	}
+	if writeProgress {
+		if err := w.writeProgress(sctx, gone); err != nil {
+			w.log.Warn("final progress of released partitions not written; the next owner re-copies from the previous one", "err", err)
+		}
+		w.revoked.Add(int64(len(gone)))
+	} else {
+		w.lost.Add(int64(len(gone)))
+	}
+	// Keep the stats of released tasks: the run's totals include them.
+	w.tmu.Lock()
+	for _, t := range gone {
+		w.released = append(w.released, t)
+	}
+	w.tmu.Unlock()
+	for _, t := range gone {
+		w.log.Info("partition task released", "topic", t.src.topic, "partition", t.src.partition, "position", t.ackedNow(), "progress_written", writeProgress)
+	}
+}
+
+// onceDone reports whether a --once run of the flow is complete: every
+// partition the flow had at start has, in the progress topic or in a task of
+// this process, reached the end offset it had at start, or is stopped here
+// with an error, and nothing is in flight.
+func (w *worker) onceDone(ctx context.Context) bool {
+	if w.retries.Load() > 0 {
+		return false
+	}
+	mine := map[tp]*task{}
+	for _, t := range w.allTasks() {
+		mine[t.src] = t
+	}
+	for key, end := range w.onceEnds {
+		if t, ok := mine[key]; ok {
+			switch st := t.State(); {
+			case st == TaskStopped:
+				continue // reported by recordErrors
+			case st == TaskRunning && !t.halted.Load() && t.ackedNow() >= end:
+				continue
+			}
+			return false
+		}
+		if next, ok := w.progress.get(key); ok && next >= end {
+			continue
+		}
+		return false
+	}
+	// Every partition is copied: flush, then look once more.
+	if err := w.data.Flush(ctx); err != nil {
+		return true
+	}
+	return w.waitRetries(ctx)
+}
+
+func (t *task) ackedNow() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.acked
+}
+
+// shutdown releases every task (writing its final progress), then writes the
+// delayed offset syncs, bounded by stopWait.
+func (w *worker) shutdown(ctx context.Context) error {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.stopWait)
+	defer cancel()
+	var errs []error
+	if err := w.data.Flush(sctx); err != nil {
+		errs = append(errs, fmt.Errorf("flow %s: flush copies: %w", w.cfg.Name(), err))
+	}
+	w.waitRetries(sctx)
+	w.starts.Wait()
+	steps := []func(context.Context) error{func(context.Context) error {
+		if err := w.writeProgress(sctx, w.allTasks()); err != nil {
+			return fmt.Errorf("flow %s: write progress: %w", w.cfg.Name(), err)
+		}
+		return nil
+	}}
+	if w.cfg.EmitOffsetSyncs {
+		w.promoteDelayed()
+		w.sendSyncs()
+		steps = append(steps, func(context.Context) error {
+			if err := w.syncProducer.Flush(sctx); err != nil {
+				return fmt.Errorf("flow %s: flush offset syncs: %w", w.cfg.Name(), err)
+			}
+			return nil
+		})
+	}
+	errs = append(errs, concurrently(sctx, steps...))
+	return errors.Join(errs...)
+}
+
+func (w *worker) recordErrors() []error {
+	var errs []*RecordError
+	for _, t := range w.everyTask() {
+		t.mu.Lock()
+		if t.err != nil {
+			errs = append(errs, t.err)
+		}
+		t.mu.Unlock()
+	}
+	sort.Slice(errs, func(i, j int) bool {
+		if errs[i].Topic != errs[j].Topic {
+			return errs[i].Topic < errs[j].Topic
+		}
+		return errs[i].Partition < errs[j].Partition
+	})
+	out := make([]error, len(errs))
+	for i, e := range errs {
+		out[i] = e
+	}
+	return out
+}
+
+// everyTask returns the running tasks and those released during the run,
+// newest last.
+func (w *worker) everyTask() []*task {
+	w.tmu.RLock()
+	defer w.tmu.RUnlock()
+	out := append([]*task(nil), w.released...)
+	for _, t := range w.tasks {
+		out = append(out, t)
+	}
+	return out
+}
+
+// stats sums the run's tasks per partition: a partition assigned, released
+// and assigned again counts once, with the records of every assignment.
+func (w *worker) stats(owner string) []PartitionStats {
+	byKey := map[tp]*PartitionStats{}
+	var order []tp
+	current := map[tp]bool{}
+	w.tmu.RLock()
+	for k := range w.tasks {
+		current[k] = true
+	}
+	w.tmu.RUnlock()
+	for _, t := range w.everyTask() {
+		t.mu.Lock()
+		s := byKey[t.src]
+		if s == nil {
+			s = &PartitionStats{Flow: w.cfg.Name(), Topic: t.src.topic, RemoteTopic: t.remote, Partition: t.src.partition}
+			byKey[t.src] = s
+			order = append(order, t.src)
+		}
+		s.Position, s.Acked = t.position.Load(), t.acked
+		s.Records += t.records
+		s.Bytes += t.bytes
+		s.State, s.ResumedFrom = t.State(), t.resumedFrom
+		if t.err != nil {
+			s.Error = t.err.Error()
+		} else if t.firstErr != nil && t.State() == TaskStarting {
+			s.Error = t.firstErr.Error()
+		}
+		t.mu.Unlock()
+	}
+	out := make([]PartitionStats, 0, len(order))
+	for _, k := range order {
+		s := byKey[k]
+		if current[k] {
+			s.Owner = owner
+		} else {
+			s.State = "released"
+		}
+		out = append(out, *s)
+	}
+	return out
+}
