@@ -117,6 +117,11 @@ type FlowConfig struct {
 	// the flow's partitions at once. Further processes wait as standbys and
 	// take over when a member leaves. 0 admits any number.
 	TasksMax int
+	// SessionTimeout of this process's membership in the flow's groups
+	// (the source consumer's session.timeout.ms; default 10 s, as Connect
+	// workers): how long after a process dies its partitions and, if it
+	// led, the leadership move to the others.
+	SessionTimeout time.Duration
 
 	// StartFromLatest starts partitions that have no stored progress at the
 	// log end instead of the log start (MM2: consumer auto.offset.reset,
@@ -164,6 +169,7 @@ func DefaultFlowConfig(source, target string) FlowConfig {
 		SyncGroupOffsetsInterval:     60 * time.Second,
 		GroupID:                      DefaultGroupID(source, target),
 		TasksMax:                     1,
+		SessionTimeout:               10 * time.Second,
 	}
 }
 
@@ -191,6 +197,9 @@ func (f FlowConfig) Validate() error {
 	}
 	if (f.Enabled || f.EmitHeartbeats) && f.GroupID == "" {
 		errs = append(errs, fmt.Errorf("flow %s: mirrorctl.group.id must not be empty", f.Name()))
+	}
+	if (f.Enabled || f.EmitHeartbeats) && f.SessionTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("flow %s: session.timeout.ms must be positive", f.Name()))
 	}
 	if f.TasksMax < 0 {
 		errs = append(errs, fmt.Errorf("flow %s: tasks.max %d: must not be negative", f.Name(), f.TasksMax))

@@ -101,7 +101,7 @@ func (fr *flowRunner) runLease(ctx context.Context) error {
 			}
 		},
 	}
-	m, err := joinGroup(fr.clients, fr.cfg.Target, fr.cfg.GroupID+"-leader", []string{topic}, cb)
+	m, err := joinGroup(fr.clients, fr.cfg.Target, fr.cfg.GroupID+"-leader", []string{topic}, cb, fr.groupOpts()...)
 	if err != nil {
 		return err
 	}

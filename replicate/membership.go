@@ -202,7 +202,7 @@ func (fr *flowRunner) runMembership(ctx context.Context, topics []string) error 
 			return nil
 		}
 		fr.setMembership(MemberJoining)
-		m, err := joinGroup(fr.clients, fr.cfg.Source, fr.cfg.GroupID, topics, cb)
+		m, err := joinGroup(fr.clients, fr.cfg.Source, fr.cfg.GroupID, topics, cb, fr.groupOpts()...)
 		if err != nil {
 			return err
 		}
@@ -337,6 +337,12 @@ func (fr *flowRunner) groupMembers(ctx context.Context) ([]string, error) {
 		ids = append(ids, m.MemberID)
 	}
 	return ids, nil
+}
+
+// groupOpts are the session settings of this process's group memberships:
+// a heartbeat every third of the session timeout, as Connect's defaults.
+func (fr *flowRunner) groupOpts() []kgo.Opt {
+	return []kgo.Opt{kgo.SessionTimeout(fr.cfg.SessionTimeout), kgo.HeartbeatInterval(max(fr.cfg.SessionTimeout/3, 100*time.Millisecond))}
 }
 
 // assignedParts returns the partitions of this process's tasks.

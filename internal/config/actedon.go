@@ -25,8 +25,8 @@ const insteadGroups = "the source's consumer groups are listed again at every ch
 
 // notActedOnKeys are the knownKeys that mirrorctl accepts, shows in
 // `config show` and ignores (MirrorSourceConfig, MirrorCheckpointConfig,
-// MirrorConnectorConfig and Connect's WorkerConfig). tasks.max is left out
-// on purpose: it is being given a meaning (issue 12). The filter and
+// MirrorConnectorConfig and Connect's WorkerConfig). tasks.max is acted on:
+// it is the most processes that copy a flow at once. The filter and
 // forwarding-admin class keys are handled by checkClass (a custom class is
 // warned about; the default is what mirrorctl does).
 var notActedOnKeys = map[string]notActedOn{

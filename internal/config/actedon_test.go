@@ -139,8 +139,8 @@ var actedOnKeys = []string{
 	// Classes: the default is what mirrorctl does; checkClass warns about
 	// (or, for the policy, refuses) any other.
 	"topic.filter.class", "group.filter.class", "config.property.filter.class", "forwarding.admin.class",
-	// Given a meaning by issue 12 (partition tasks per process).
-	"tasks.max",
+	// The most processes copying a flow at once; the flow's consumer group.
+	"tasks.max", KeyGroupID,
 }
 
 // TestEveryKnownKeyClassified fails when a key is added to knownKeys without

@@ -101,7 +101,14 @@ var knownKeys = map[string]keyInfo{
 	"offset.flush.interval.ms":              {kind: kInt, scope: scopeWorker, def: "60000"},
 	"exactly.once.source.support":           {kind: kEnum, scope: scopeWorker, def: "disabled", enum: []string{"disabled", "enabled", "preparing"}},
 	"dedicated.mode.enable.internal.rest":   {kind: kBool, scope: scopeTop, def: "false"},
+	// mirrorctl's own: the flow's consumer group on the source, through
+	// which replicate processes share its partitions. The default,
+	// mirrorctl-<source>-<target>, is filled in per flow (buildFlow).
+	KeyGroupID: {kind: kString},
 }
+
+// KeyGroupID names the consumer group of a flow (mirrorctl's key, not MM2's).
+const KeyGroupID = "mirrorctl.group.id"
 
 // deprecatedKeys maps the KIP-629 aliases (deprecated in 2.7, removed in
 // 4.0) to their new names. If both are set the new name wins, as

@@ -597,6 +597,11 @@ func (l *loader) buildFlow(s, t string) *Flow {
 			f.props[nk] = op
 		}
 	}
+	if p := f.props[KeyGroupID]; p == nil || p.origin == OriginDefault {
+		// replicate.DefaultGroupID; config imports no engine.
+		g := "mirrorctl-" + s + "-" + t
+		f.props[KeyGroupID] = &prop{value: g, display: g, origin: OriginDefault}
+	}
 	f.props["source.cluster.alias"] = &prop{value: s, display: s, origin: OriginDefault}
 	f.props["target.cluster.alias"] = &prop{value: t, display: t, origin: OriginDefault}
 	if e := fk["enabled"]; e != nil {

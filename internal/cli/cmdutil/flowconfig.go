@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"strconv"
 	"strings"
 	"time"
 
@@ -45,7 +46,12 @@ func FlowConfig(cfg *config.Config, f *config.Flow) replicate.FlowConfig {
 	fc.CheckpointsReplicationFactor = int16(f.Int("checkpoints.topic.replication.factor"))
 	fc.SyncGroupOffsets = f.Bool("sync.group.offsets.enabled")
 	fc.SyncGroupOffsetsInterval = seconds("sync.group.offsets.interval.seconds")
+	fc.GroupID = f.String(config.KeyGroupID)
+	fc.TasksMax = int(f.Int("tasks.max"))
 	if cl, ok := cfg.Cluster(f.Source); ok {
+		if ms, err := strconv.Atoi(cl.ClientProps(config.RoleConsumer)["session.timeout.ms"]); err == nil && ms > 0 {
+			fc.SessionTimeout = time.Duration(ms) * time.Millisecond
+		}
 		fc.StartFromLatest = strings.EqualFold(cl.ClientProps(config.RoleConsumer)["auto.offset.reset"], "latest")
 	}
 	return fc
