@@ -67,6 +67,12 @@ func (fr *flowRunner) checkpointer() *checkpointer {
 	return fr.ckpt
 }
 
+func (fr *flowRunner) setSelf(id Identity) {
+	fr.mu.Lock()
+	fr.self = id
+	fr.mu.Unlock()
+}
+
 func (fr *flowRunner) setMembership(s string) {
 	fr.mu.Lock()
 	fr.membership = s
@@ -141,7 +147,7 @@ func (fr *flowRunner) run(ctx context.Context) (err error) {
 		if err != nil {
 			return err
 		}
-		fr.self = selfIdentity(probe)
+		fr.setSelf(selfIdentity(probe))
 		probe.Close()
 		close(fr.dataDone)
 		if err := fr.runLease(ctx); err != nil {
@@ -156,7 +162,7 @@ func (fr *flowRunner) run(ctx context.Context) (err error) {
 		return err
 	}
 	defer closeClients()
-	fr.self = selfIdentity(w.consumer)
+	fr.setSelf(selfIdentity(w.consumer))
 	fr.obs.FlowState(fr.cfg.Source, fr.cfg.Target, true)
 	defer fr.obs.FlowState(fr.cfg.Source, fr.cfg.Target, false)
 	fr.log.Info("flow started", "topics", len(topics), "member", fr.self, "group", fr.cfg.GroupID, "tasks_max", fr.cfg.TasksMax)

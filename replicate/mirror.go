@@ -186,7 +186,10 @@ func (m *Mirror) Stats() []PartitionStats {
 	var out []PartitionStats
 	for _, r := range runners {
 		if r.worker != nil {
-			out = append(out, r.worker.stats(r.self.String())...)
+			r.mu.Lock()
+			self := r.self
+			r.mu.Unlock()
+			out = append(out, r.worker.stats(self.String())...)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {

@@ -127,10 +127,22 @@ type Pair struct {
 	Clients    *Clients
 }
 
+// NewPairWith starts the two clusters with opts on both (e.g.
+// kfake.GroupMinSessionTimeout for tests that let a group member die).
+func NewPairWith(t testing.TB, opts ...kfake.Opt) *Pair {
+	t.Helper()
+	return newPair(t, opts, opts)
+}
+
 // NewPair starts the two clusters; eastOpts are extra kfake options for
 // the East cluster only (e.g. kfake.EnableSASL). It fails t if either does
 // not start.
 func NewPair(t testing.TB, eastOpts ...kfake.Opt) *Pair {
+	t.Helper()
+	return newPair(t, eastOpts, nil)
+}
+
+func newPair(t testing.TB, eastOpts, westOpts []kfake.Opt) *Pair {
 	t.Helper()
 	start := func(opts ...kfake.Opt) *kfake.Cluster {
 		c, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(1), kfake.Ports(0)}, opts...)...)
@@ -140,7 +152,7 @@ func NewPair(t testing.TB, eastOpts ...kfake.Opt) *Pair {
 		t.Cleanup(c.Close)
 		return c
 	}
-	east, west := start(eastOpts...), start()
+	east, west := start(eastOpts...), start(westOpts...)
 	return &Pair{East: east, West: west,
 		Clients: NewClients(t, map[string][]string{East: east.ListenAddrs(), West: west.ListenAddrs()})}
 }
@@ -295,4 +307,32 @@ emit.heartbeats.enabled = false
 		t.Fatal(err)
 	}
 	return path
+}
+
+// CheckCopy checks one partition's copy of a sequence of n source records,
+// given as the source index of each record on the target, in target order.
+// At-least-once copying may repeat a run of records after a restart or a
+// handover, but never skips one and never reorders within a run: each index
+// is the one after its predecessor, or a rewind to an index already copied.
+// It returns how many records are repeats, or an error naming the first
+// record that breaks the rule or the first source record never copied.
+func CheckCopy(idx []int, n int) (dups int, err error) {
+	next, prev := 0, -1 // next: lowest index not yet copied
+	for pos, i := range idx {
+		switch {
+		case i > next:
+			return dups, fmt.Errorf("target record %d is source record %d: records %d..%d were skipped", pos, i, next, i-1)
+		case i != prev+1 && i >= next:
+			return dups, fmt.Errorf("target record %d is source record %d after %d: out of order", pos, i, prev)
+		case i < next:
+			dups++
+		default:
+			next++
+		}
+		prev = i
+	}
+	if next < n {
+		return dups, fmt.Errorf("source records %d..%d never reached the target", next, n-1)
+	}
+	return dups, nil
 }
