@@ -164,6 +164,11 @@ type Translation struct {
 	NotReplicated bool `json:"-"`
 	// CheckpointTime is the checkpoint record's timestamp (checkpoint mode).
 	CheckpointTime time.Time `json:"-"`
+	// SourceUp and SourceCommit are, for checkpoint-mode rows, whether
+	// the source answered and the group's commit there now (nil: none),
+	// for judging the checkpoint (package freshness).
+	SourceUp     bool   `json:"-"`
+	SourceCommit *int64 `json:"-"`
 }
 
 // GroupTranslation holds one group's rows, sorted by topic and partition.
@@ -184,6 +189,10 @@ type TranslateResult struct {
 	// used checkpoints only; SourceErr says why.
 	SourceDown bool   `json:"-"`
 	SourceErr  string `json:"-"`
+	// MirrorLive is the time of the flow's newest heartbeat on the target,
+	// else of the newest checkpoint of any group; zero when none or not
+	// read (it is read in checkpoint mode, or with the source down).
+	MirrorLive time.Time `json:"-"`
 }
 
 func ptr(v int64) *int64 { return &v }
@@ -225,17 +234,28 @@ type checkpointRec struct {
 // last record per (group, topic, partition) in log order wins, as
 // RemoteClusterUtils.translateOffsets does. Undecodable records are skipped.
 func (e *Engine) readCheckpoints(ctx context.Context, groups map[string]bool) (map[string][]checkpointRec, error) {
+	cks, _, err := e.readCheckpointsNewest(ctx, groups)
+	return cks, err
+}
+
+// readCheckpointsNewest is readCheckpoints that also returns the newest
+// checkpoint record time of any group (the mirror's liveness).
+func (e *Engine) readCheckpointsNewest(ctx context.Context, groups map[string]bool) (map[string][]checkpointRec, time.Time, error) {
 	topic := e.flow.Policy.CheckpointsTopic(e.flow.Source)
 	type key struct {
 		g, t string
 		p    int32
 	}
 	last := map[key]checkpointRec{}
+	var newest time.Time
 	err := replicate.ReadInternalTopic(ctx, e.clients, e.flow.Target, topic, func(r *kgo.Record) {
 		ck, err := mm2.DecodeCheckpoint(r.Key, r.Value)
 		if err != nil {
 			e.log.Debug("skipping undecodable checkpoint", "topic", topic, "offset", r.Offset, "err", err)
 			return
+		}
+		if r.Timestamp.After(newest) {
+			newest = r.Timestamp
 		}
 		if groups != nil && !groups[ck.Group] {
 			return
@@ -243,13 +263,31 @@ func (e *Engine) readCheckpoints(ctx context.Context, groups map[string]bool) (m
 		last[key{ck.Group, ck.Topic, ck.Partition}] = checkpointRec{ck, r.Timestamp}
 	})
 	if err != nil {
-		return nil, fmt.Errorf("read checkpoints: %w", err)
+		return nil, time.Time{}, fmt.Errorf("read checkpoints: %w", err)
 	}
 	out := map[string][]checkpointRec{}
 	for k, c := range last {
 		out[k.g] = append(out[k.g], c)
 	}
-	return out, nil
+	return out, newest, nil
+}
+
+// newestHeartbeat is the time of the flow's newest heartbeat in the
+// target's heartbeats topic (MM2 MirrorHeartbeatTask's records, source and
+// target aliases of the flow); zero when there is none or it cannot be
+// read.
+func (e *Engine) newestHeartbeat(ctx context.Context) time.Time {
+	var newest time.Time
+	_ = replicate.ReadInternalTopic(ctx, e.clients, e.flow.Target, e.flow.Policy.HeartbeatsTopic(), func(r *kgo.Record) {
+		hb, err := mm2.DecodeHeartbeat(r.Key, r.Value)
+		if err != nil || hb.SourceAlias != e.flow.Source || hb.TargetAlias != e.flow.Target {
+			return
+		}
+		if t := time.UnixMilli(hb.Timestamp); t.After(newest) {
+			newest = t
+		}
+	})
+	return newest
 }
 
 // readSyncs loads the flow's offset-syncs topic into a store that keeps the
@@ -349,8 +387,13 @@ func (e *Engine) Translate(ctx context.Context, groups []string, mode Mode) (*Tr
 			set[g] = true
 		}
 		var err error
-		if cks, err = e.readCheckpoints(ctx, set); err != nil {
+		var newest time.Time
+		if cks, newest, err = e.readCheckpointsNewest(ctx, set); err != nil {
 			return nil, err
+		}
+		res.MirrorLive = newest
+		if hb := e.newestHeartbeat(ctx); !hb.IsZero() {
+			res.MirrorLive = hb
 		}
 	}
 	var exactRows map[string][]Translation
@@ -364,6 +407,17 @@ func (e *Engine) Translate(ctx context.Context, groups []string, mode Mode) (*Tr
 		gt := GroupTranslation{Group: g}
 		if mode == ModeCheckpoint || !sourceUp {
 			gt.Partitions = checkpointRows(e, cks[g], exactRows[g])
+			for i := range gt.Partitions {
+				r := &gt.Partitions[i]
+				r.SourceUp = sourceUp && srcGroupErrs[g] == nil
+				if r.SourceUp {
+					if o, ok := srcOffsets[g].Lookup(r.SourceTopic, r.Partition); ok && o.Err == nil && o.At >= 0 {
+						r.SourceCommit = ptr(o.At)
+					} else if ok && o.Err != nil {
+						r.SourceUp = false // unknown: judged by the mirror's liveness
+					}
+				}
+			}
 		} else {
 			gt.Partitions = exactRows[g]
 		}

@@ -276,7 +276,7 @@ func TestOffsetFetchErrorCommitsNothing(t *testing.T) {
 // committed; --clamp-offsets commits the log start and end instead.
 func TestImpossibleCheckpointOffsetsAreRefused(t *testing.T) {
 	g := testkit.Name("g-bad-ck")
-	p, f, topic, remote := seeded(t)
+	p, f, topic, remote := seeded(t, g)
 	var recs []*kgo.Record
 	for part, down := range map[int32]int64{0: -9, 1: 1 << 50} {
 		ck := mm2.Checkpoint{Group: g, Topic: remote, Partition: part, UpstreamOffset: 50, DownstreamOffset: down}
@@ -370,5 +370,53 @@ func TestLostCommitAnswerIsReRead(t *testing.T) {
 	}
 	if plan.Committed() != 2 || plan.Problems() != 2 {
 		t.Fatalf("committed %d, problems %d", plan.Committed(), plan.Problems())
+	}
+}
+
+// An idle group's old checkpoint is current while it matches the group's
+// source commit; it is not once the group has moved past it; with the
+// source down it is judged by the mirror's liveness (here the newest
+// checkpoint of any group), never by its own age alone.
+func TestCheckpointFreshnessOfIdleGroups(t *testing.T) {
+	idle, other := testkit.Name("g-idle"), testkit.Name("g-other")
+	p, f, topic, _ := seeded(t, idle, other)
+	later := time.Now().Add(time.Hour)
+	engineAt := func(now time.Time) *Engine {
+		e, err := New(Options{Flow: f, Clients: p.Clients, SourceTimeout: 2 * time.Second, Now: func() time.Time { return now }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	ctx := testkit.Context(t)
+	plan, err := engineAt(later).PlanFailover(ctx, PlanOptions{Groups: []string{idle}, Mode: ModeCheckpoint})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gp := groupOf(plan, idle); len(gp.Refused) != 0 || len(gp.Partitions) != 2 {
+		t.Fatalf("an idle group with hour-old checkpoints was refused: %+v", gp)
+	}
+	p.Commit(t, "us-east", other, map[string]map[int32]int64{topic: {0: 60, 1: 50}})
+	plan, err = engineAt(later).PlanFailover(ctx, PlanOptions{Groups: []string{other}, Mode: ModeCheckpoint})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gp := groupOf(plan, other); len(gp.Refused) != 1 || !strings.Contains(gp.Refused[0], "[0] is not current: the group moved to 60 on us-east; the checkpoint at 50 is 1h0m0s old") {
+		t.Fatalf("a group that moved past its checkpoint: %+v", gp.Refused)
+	}
+	p.East.Close()
+	plan, err = engineAt(time.Now()).PlanFailover(ctx, PlanOptions{Groups: []string{idle}, Mode: ModeAuto})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gp := groupOf(plan, idle); len(gp.Refused) != 0 || len(gp.Partitions) != 2 || gp.Partitions[0].Mode != ModeCheckpoint {
+		t.Fatalf("source down, mirror live: %+v", gp)
+	}
+	plan, err = engineAt(later).PlanFailover(ctx, PlanOptions{Groups: []string{idle}, Mode: ModeAuto})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gp := groupOf(plan, idle); len(gp.Refused) != 2 || !strings.Contains(gp.Refused[0], "the source does not answer and the mirror's newest heartbeat or checkpoint is 1h0m0s old") {
+		t.Fatalf("source down, mirror silent for an hour: %+v", gp.Refused)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/mirrorctl/mirrorctl/freshness"
 	"github.com/mirrorctl/mirrorctl/groupstate"
 )
 
@@ -313,8 +314,10 @@ func (e *Engine) PlanFailover(ctx context.Context, opts PlanOptions) (*Plan, err
 				gp.Refused = append(gp.Refused, fmt.Sprintf("%s; nothing is committed to group %s", why, gt.Group))
 			}
 			if t.Mode == ModeCheckpoint && !t.CheckpointTime.IsZero() {
-				if age := e.now().Sub(t.CheckpointTime); age >= maxAge {
-					gp.Refused = append(gp.Refused, fmt.Sprintf("checkpoint for %s[%d] is %s old, not under %s", t.Topic, t.Partition, age.Round(time.Second), maxAge))
+				v := freshness.Judge(freshness.Checkpoint{Upstream: *t.SourceOffset, Written: t.CheckpointTime},
+					freshness.Source{Up: t.SourceUp, Commit: t.SourceCommit, Alias: e.flow.Source}, tr.MirrorLive, e.now(), maxAge)
+				if !v.Current {
+					gp.Refused = append(gp.Refused, fmt.Sprintf("checkpoint for %s[%d] is not current: %s", t.Topic, t.Partition, v.Reason))
 				}
 			}
 			if opts.MaxLag > 0 && t.SourceTopic != "" {
