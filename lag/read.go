@@ -36,8 +36,12 @@ type FlowLag struct {
 	// HeartbeatAgeMs is now minus the timestamp of the newest heartbeat
 	// keyed (source, target) in the target's heartbeats topic (written by
 	// MM2's MirrorHeartbeatTask or by mirrorctl), in ms; null when none.
-	HeartbeatAgeMs *int64         `json:"heartbeat_age_ms"`
-	Partitions     []PartitionLag `json:"partitions"`
+	HeartbeatAgeMs *int64 `json:"heartbeat_age_ms"`
+	// NewestCheckpointAgeMs is now minus the timestamp of the newest
+	// checkpoint of any group in the flow, in ms; null when none. With
+	// HeartbeatAgeMs it is the mirror's liveness (package freshness).
+	NewestCheckpointAgeMs *int64         `json:"newest_checkpoint_age_ms"`
+	Partitions            []PartitionLag `json:"partitions"`
 	Groups         []GroupLag     `json:"groups"`
 }
 
@@ -99,6 +103,10 @@ type GroupPartition struct {
 	// by the newest offset sync at or below it), the slack of MM2's
 	// conservative translation. Exact translation is `failover`'s job.
 	Rereads int64 `json:"rereads"`
+	// CheckpointAgeMs is now minus this partition's checkpoint record
+	// timestamp, in ms. Its age alone does not make it stale: see
+	// [Evaluate] and package freshness.
+	CheckpointAgeMs int64 `json:"checkpoint_age_ms"`
 }
 
 // Options say what Read reports and when "now" is.
@@ -138,6 +146,9 @@ type collector struct {
 	fc      replicate.FlowConfig
 	now     time.Time
 	groups  []string // empty means every group with checkpoints
+	// newestCheckpoint is the newest checkpoint record time of any group
+	// (set by groupLag).
+	newestCheckpoint time.Time
 	// fetchTimeout bounds the read of the oldest uncopied records.
 	fetchTimeout time.Duration
 }
@@ -182,6 +193,10 @@ func (c *collector) collect(ctx context.Context) (FlowLag, error) {
 	}
 	if fl.Groups, err = c.groupLag(ctx, src, syncs, remoteToSource); err != nil {
 		return fl, err
+	}
+	if !c.newestCheckpoint.IsZero() {
+		age := max(0, c.now.Sub(c.newestCheckpoint).Milliseconds())
+		fl.NewestCheckpointAgeMs = &age
 	}
 	return fl, nil
 }
@@ -399,6 +414,7 @@ func (c *collector) groupLag(ctx context.Context, src *kadm.Client, syncs *syncs
 		partition    int32
 	}
 	latest := map[ckKey]mm2.Checkpoint{}
+	latestTs := map[ckKey]time.Time{}
 	newestTs := map[string]time.Time{}
 	topic := c.fc.Policy.CheckpointsTopic(c.fc.Source)
 	err := replicate.ReadInternalTopic(ctx, c.clients, c.fc.Target, topic, func(r *kgo.Record) {
@@ -407,6 +423,10 @@ func (c *collector) groupLag(ctx context.Context, src *kadm.Client, syncs *syncs
 			return
 		}
 		latest[ckKey{ck.Group, ck.Topic, ck.Partition}] = ck
+		latestTs[ckKey{ck.Group, ck.Topic, ck.Partition}] = r.Timestamp
+		if r.Timestamp.After(c.newestCheckpoint) {
+			c.newestCheckpoint = r.Timestamp
+		}
 		if r.Timestamp.After(newestTs[ck.Group]) {
 			newestTs[ck.Group] = r.Timestamp
 		}
@@ -453,7 +473,8 @@ func (c *collector) groupLag(ctx context.Context, src *kadm.Client, syncs *syncs
 					}
 				}
 				gp := GroupPartition{Topic: ck.Topic, Partition: ck.Partition, CommittedOffset: -1,
-					UpstreamOffset: ck.UpstreamOffset, DownstreamOffset: ck.DownstreamOffset}
+					UpstreamOffset: ck.UpstreamOffset, DownstreamOffset: ck.DownstreamOffset,
+					CheckpointAgeMs: max(0, c.now.Sub(latestTs[ckKey{g, ck.Topic, ck.Partition}]).Milliseconds())}
 				if o, ok := committed.Lookup(srcTopic, ck.Partition); ok && o.Err == nil && o.At >= 0 {
 					gp.CommittedOffset = o.At
 					gp.Rereads = max(0, o.At-ck.UpstreamOffset)

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/mirrorctl/mirrorctl/freshness"
 	"github.com/mirrorctl/mirrorctl/replicate"
 )
 
@@ -22,9 +23,12 @@ type Thresholds struct {
 	MaxLatency time.Duration
 	// MaxRecords: a partition more than this many records behind breaches.
 	MaxRecords int64
-	// StaleAfter: a heartbeat or group checkpoint older than this (or
-	// missing) breaches. The heartbeat is checked only when the flow emits
-	// heartbeats or one was found.
+	// StaleAfter: a heartbeat older than this (or missing) breaches, and
+	// so does a group without a checkpoint or whose checkpoint is not
+	// current by package freshness's rule with this bound: it matches the
+	// group's source commit (whatever its age), or the group moved past it
+	// less than StaleAfter ago. An idle group never breaches. The heartbeat
+	// is checked only when the flow emits heartbeats or one was found.
 	StaleAfter time.Duration
 }
 
@@ -82,9 +86,28 @@ func Evaluate(fc replicate.FlowConfig, fl *FlowLag, th Thresholds) []Breach {
 		}
 		for i := range fl.Groups {
 			g := &fl.Groups[i]
-			if v, bad := stale(g.CheckpointAgeMs); bad {
+			if g.CheckpointAgeMs == nil {
 				g.Breach = true
-				out = append(out, Breach{name, CheckStaleAfter, "group " + g.Group, v, limit})
+				out = append(out, Breach{name, CheckStaleAfter, "group " + g.Group, -1, limit})
+				continue
+			}
+			// A checkpoint is stale when it does not reflect the group's
+			// source position (package freshness), never for its age
+			// alone: an idle group never breaches. Ages are measured from
+			// Read's now, so "now" is age 0 here.
+			for _, p := range g.Partitions {
+				var commit *int64
+				if p.CommittedOffset >= 0 {
+					commit = &p.CommittedOffset
+				}
+				at := time.UnixMilli(0)
+				v := freshness.Judge(freshness.Checkpoint{Upstream: p.UpstreamOffset, Written: at.Add(-time.Duration(p.CheckpointAgeMs) * time.Millisecond)},
+					freshness.Source{Up: true, Commit: commit, Alias: fc.Source}, time.Time{}, at, th.StaleAfter)
+				if !v.Current {
+					g.Breach = true
+					out = append(out, Breach{name, CheckStaleAfter, "group " + g.Group, p.CheckpointAgeMs, limit})
+					break
+				}
 			}
 		}
 	}

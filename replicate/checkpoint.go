@@ -225,12 +225,17 @@ func (c *checkpointer) emit(ctx context.Context) (int, error) {
 		recs []*kgo.Record
 		cks  []mm2.Checkpoint
 	)
+	// confirmed holds the groups whose every checkpointable partition
+	// repeats its newest checkpoint exactly: idle, and current at this
+	// listing (package freshness), reported to an observer that asks.
+	var confirmed []string
 	c.mu.Lock()
 	for _, g := range groups {
 		resp, ok := fetched[g]
 		if !ok {
 			continue
 		}
+		repeats, others := 0, 0
 		if resp.Err != nil {
 			errs = append(errs, fmt.Errorf("flow %s: fetch offsets of group %s on %s: %w", c.cfg.Name(), g, c.cfg.Source, resp.Err))
 			continue
@@ -239,6 +244,7 @@ func (c *checkpointer) emit(ctx context.Context) (int, error) {
 			if o.Err != nil || o.At < 0 || !c.cfg.Topics.Accept(o.Topic) {
 				continue // no offset (null, or -1 from some clients), or not mirrored
 			}
+			others++
 			res := c.syncs.Translate(o.Topic, o.Partition, o.At)
 			if !res.OK || res.Offset < 0 {
 				continue
@@ -247,6 +253,9 @@ func (c *checkpointer) emit(ctx context.Context) (int, error) {
 				UpstreamOffset: o.At, DownstreamOffset: res.Offset, Metadata: o.Metadata}
 			key := ckKey{g, ck.Topic, ck.Partition}
 			if prev, ok := c.last[key]; ok && !(ck.UpstreamOffset < prev.UpstreamOffset || ck.DownstreamOffset > prev.DownstreamOffset) {
+				if prev.UpstreamOffset == ck.UpstreamOffset {
+					repeats, others = repeats+1, others-1
+				}
 				continue // MM2's monotonic filter: a repeat, or a translation going backwards
 			}
 			k, err := ck.MarshalKey()
@@ -262,8 +271,18 @@ func (c *checkpointer) emit(ctx context.Context) (int, error) {
 			recs = append(recs, &kgo.Record{Topic: c.topic, Partition: 0, Key: k, Value: v, Timestamp: listedAt})
 			cks = append(cks, ck)
 		}
+		if repeats > 0 && others == 0 {
+			confirmed = append(confirmed, g)
+		}
 	}
 	c.mu.Unlock()
+	if co, ok := c.obs.(interface {
+		CheckpointConfirmed(source, target, group string, listedAt time.Time)
+	}); ok {
+		for _, g := range confirmed {
+			co.CheckpointConfirmed(c.cfg.Source, c.cfg.Target, g, listedAt)
+		}
+	}
 	if len(recs) == 0 {
 		return 0, errors.Join(errs...)
 	}

@@ -255,7 +255,7 @@ kafka_connect_mirror_checkpoint_latency_ms{group="billing",partition="3",source=
 # HELP mirrorctl_records_behind Source high watermark minus the next source offset acknowledged by the target, in records
 # TYPE mirrorctl_records_behind gauge
 mirrorctl_records_behind{partition="3",source="us-east",target="eu-west",topic="us-east.orders"} 8
-# HELP mirrorctl_checkpoint_age_seconds Seconds since the source offsets of the group's newest checkpoint were listed
+# HELP mirrorctl_checkpoint_age_seconds Seconds since the last listing of the source group offsets at which the group's checkpoint was written or found current (idle groups stay fresh while the mirror runs)
 # TYPE mirrorctl_checkpoint_age_seconds gauge
 mirrorctl_checkpoint_age_seconds{group="billing",source="us-east",target="eu-west"} 0.56
 # HELP mirrorctl_flow_up 1 while the flow copies records, 0 once it stopped

@@ -19,7 +19,7 @@
 // plus what MM2 lacks:
 //
 //	mirrorctl_records_behind          source high watermark - next offset acknowledged (records), per partition
-//	mirrorctl_checkpoint_age_seconds  now - source listing time of the group's newest checkpoint, per flow and group
+//	mirrorctl_checkpoint_age_seconds  now - the last source listing at which the group's checkpoint was written or found current (an idle group's repeats), per flow and group
 //	mirrorctl_flow_up                 1 while the flow copies, 0 once it stopped, per flow
 //	mirrorctl_flow_leader             1 while this process leads the flow, else 0, per flow
 //	mirrorctl_rebalance_partitions_total  partitions assigned to, revoked from or lost by this process, per flow and change
@@ -99,7 +99,7 @@ var (
 	dLatency     = newStatDescs(ReplicationLatency, "Milliseconds from the source record timestamp to the target's acknowledgement (MM2 replication-latency-ms); _max includes records still unacknowledged", partLabels)
 	dCkLatency   = newStatDescs(CheckpointLatency, "Milliseconds from listing the source group offsets to the checkpoint's acknowledgement (MM2 checkpoint-latency-ms)", ckLabels)
 	dBehind      = desc(RecordsBehind, "Source high watermark minus the next source offset acknowledged by the target, in records", partLabels)
-	dCkAge       = desc(CheckpointAgeSeconds, "Seconds since the source offsets of the group's newest checkpoint were listed", groupLabel)
+	dCkAge       = desc(CheckpointAgeSeconds, "Seconds since the last listing of the source group offsets at which the group's checkpoint was written or found current (idle groups stay fresh while the mirror runs)", groupLabel)
 	dFlowUp      = desc(FlowUp, "1 while the flow copies records, 0 once it stopped", flowLabels)
 	dLeader      = desc(FlowLeader, "1 while this process is the flow leader (topic sync, checkpoints, heartbeats), else 0", flowLabels)
 	dRebalance   = desc(RebalancePartitions, "Partitions of the flow assigned to, revoked from (handed over) or lost by this process", []string{"source", "target", "change"})
@@ -174,6 +174,22 @@ func (o *Observer) CheckpointWritten(source, target, group, topic string, partit
 	gk := [3]string{source, target, group}
 	if listed.After(o.groups[gk]) {
 		o.groups[gk] = listed
+	}
+}
+
+// CheckpointConfirmed records that, at the mirror's listing of the source
+// groups at listedAt, every checkpointed partition of group repeated its
+// newest checkpoint exactly: the group is idle and its checkpoint current
+// (package freshness), so mirrorctl_checkpoint_age_seconds restarts from
+// listedAt although no checkpoint was written (MM2's checkpoint task, and
+// mirrorctl's, writes none for a group that does not move). replicate's
+// checkpointer calls it when the Observer has this method.
+func (o *Observer) CheckpointConfirmed(source, target, group string, listedAt time.Time) {
+	gk := [3]string{source, target, group}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if listedAt.After(o.groups[gk]) {
+		o.groups[gk] = listedAt
 	}
 }
 

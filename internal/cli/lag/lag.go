@@ -85,8 +85,10 @@ func NewCmdLag(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 			"group's commits since the checkpoint plus the slack of MM2's conservative\n" +
 			"translation (an upper estimate; `failover` computes the exact offsets).\n\n" +
 			"Thresholds: time behind over --max-latency, records behind over\n" +
-			"--max-records, or a heartbeat or checkpoint older than --stale-after (or\n" +
-			"missing) is a breach: it is marked, listed under \"breaches\" in JSON, and the\n" +
+			"--max-records, a heartbeat older than --stale-after (or missing), or a\n" +
+			"group checkpoint that is not current (it matches neither the group's source\n" +
+			"commit nor a move of it less than --stale-after ago; an idle group never\n" +
+			"breaches) is a breach: it is marked, listed under \"breaches\" in JSON, and the\n" +
 			"exit code is 3.\n\n" +
 			"--watch refreshes every --interval: redrawn in place on a terminal, one JSON\n" +
 			"document per line (JSON Lines) otherwise or with -o json.\n\n" +
@@ -94,7 +96,8 @@ func NewCmdLag(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 			"  0    no threshold breached (or none given)\n" +
 			"  1    a cluster could not be read\n" +
 			"  2    bad flags or an invalid mm2.properties\n" +
-			"  3    a threshold was breached (with --watch: in the last refresh)\n" +
+			"  3    a threshold was breached (with --watch: in the last refresh), or a\n" +
+			"       --group has no checkpoint in the flow (unknown, or not checkpointed yet)\n" +
 			"  130  interrupted",
 		Example: "$ mirrorctl lag -c mm2.properties\n" +
 			"$ mirrorctl lag --source us-east --target eu-west --max-latency 30s --stale-after 2m -o json\n" +
@@ -136,7 +139,7 @@ func NewCmdLag(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 	_ = fl.MarkHidden("count")
 	fl.DurationVar(&opts.MaxLatency, "max-latency", 0, "Breach when a partition's time behind exceeds `duration`")
 	fl.Int64Var(&opts.MaxRecords, "max-records", 0, "Breach when a partition is more than `N` records behind")
-	fl.DurationVar(&opts.StaleAfter, "stale-after", 0, "Breach when a heartbeat or checkpoint is older than `duration` (or missing)")
+	fl.DurationVar(&opts.StaleAfter, "stale-after", 0, "Breach when a heartbeat is older than `duration`, or a group's checkpoint is missing or not current (idle groups never breach)")
 	return cmd
 }
 
@@ -177,6 +180,9 @@ func Run(ctx context.Context, opts *Options) error {
 		} else if err := renderTables(opts.IO.Out, opts, res); err != nil {
 			return err
 		}
+		if unknownGroups(opts, res) {
+			return cmdutil.ErrCheckFailed
+		}
 		return exitFor(res)
 	}
 	jsonLines := opts.Output() == output.FormatJSON || !opts.IO.IsStdoutTTY()
@@ -214,6 +220,24 @@ func exitFor(res Result) error {
 		return cmdutil.ErrCheckFailed
 	}
 	return nil
+}
+
+// unknownGroups writes to stderr, and reports, each --group that has no
+// checkpoint in a reported flow: a typo, a group that does not exist, or
+// one the mirror has not checkpointed yet. lag cannot vouch for it, so it
+// exits 3.
+func unknownGroups(opts *Options, res Result) bool {
+	bad := false
+	for _, fl := range res.Flows {
+		for _, g := range fl.Groups {
+			if g.CheckpointAgeMs == nil {
+				fmt.Fprintf(opts.IO.ErrOut, "%s group %s has no checkpoint in flow %s->%s (unknown group, or not checkpointed yet)\n",
+					output.NewStyles(opts.IO).FailureIcon(), g.Group, fl.Source, fl.Target)
+				bad = true
+			}
+		}
+	}
+	return bad && len(opts.Groups) > 0
 }
 
 // selectFlows returns the flows to report: the one named by source/target

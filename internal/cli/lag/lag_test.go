@@ -540,3 +540,51 @@ func flowsOf(cfg *config.Config) []replicate.FlowConfig {
 	}
 	return out
 }
+
+// An idle group (its checkpoint matches its source commit) never breaches
+// --stale-after however old its checkpoint is; a group that moved past its
+// checkpoint does once the move is older than the bound; an unknown
+// --group exits 3.
+func TestStaleAfterJudgesWhatCheckpointsReflect(t *testing.T) {
+	e := newEnv(t, "")
+	topic := testkit.Name("events")
+	idle, moved := testkit.Name("g-idle"), testkit.Name("g-moved")
+	e.CreateTopic(t, "us-east", topic, 1, nil)
+	var recs []*kgo.Record
+	for i := 0; i < 30; i++ {
+		recs = append(recs, &kgo.Record{Topic: topic, Value: []byte("e")})
+	}
+	e.Produce(t, "us-east", recs...)
+	east := kadm.NewClient(e.Client(t, "us-east"))
+	for _, g := range []string{idle, moved} {
+		if _, err := east.CommitOffsets(context.Background(), g, kadm.OffsetsFromRecords(kgo.Record{Topic: topic, Partition: 0, Offset: 19})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, _, stderr := run(t, "replicate", "-c", e.config, "--once"); code != 0 {
+		t.Fatalf("replicate exit %d: %s", code, stderr)
+	}
+	if _, err := east.CommitOffsets(context.Background(), moved, kadm.OffsetsFromRecords(kgo.Record{Topic: topic, Partition: 0, Offset: 24})); err != nil {
+		t.Fatal(err)
+	}
+	opts, _ := e.options(t, time.Now().Add(time.Hour))
+	opts.StaleAfter = time.Minute
+	clients, _ := opts.Clients()
+	cfg, _ := opts.Config()
+	res, err := lag.Collect(context.Background(), opts, clients, flowsOf(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Breaches) != 1 || res.Breaches[0].Subject != "group "+moved || res.Breaches[0].Check != lagengine.CheckStaleAfter {
+		t.Fatalf("breaches %+v; want only the group that moved past its hour-old checkpoint", res.Breaches)
+	}
+	if res.Flows[0].NewestCheckpointAgeMs == nil || *res.Flows[0].NewestCheckpointAgeMs < 3_000_000 {
+		t.Fatalf("newest checkpoint age %v", res.Flows[0].NewestCheckpointAgeMs)
+	}
+	if code, _, stderr := run(t, "lag", "-c", e.config, "--group", "no-such-group"); code != 3 || !strings.Contains(stderr, "group no-such-group has no checkpoint in flow us-east->eu-west") {
+		t.Fatalf("unknown group: exit %d %s", code, stderr)
+	}
+	if code, _, stderr := run(t, "lag", "-c", e.config, "--group", idle); code != 0 {
+		t.Fatalf("known group: exit %d %s", code, stderr)
+	}
+}
