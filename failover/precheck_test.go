@@ -43,7 +43,7 @@ func TestPrechecksAndNoTranslation(t *testing.T) {
 		{"stale checkpoint", PlanOptions{Groups: []string{g}, Mode: ModeCheckpoint, CheckpointMaxAge: time.Nanosecond}, "checkpoint for " + remote + "[0] is not current: the group moved to 55 on us-east"},
 		{"lag over --max-lag", PlanOptions{Groups: []string{g}, Mode: ModeExact, MaxLag: time.Minute}, "replication lag of " + topic + "[0] is 1h"},
 	}
-	p.Produce(t, "us-east", records(topic, 0, 100, 5)...) // not mirrored; an hour old
+	p.Produce(t, "us-east", records(topic, 0, 100, 5)...)                 // not mirrored; an hour old
 	p.Commit(t, "us-east", g, map[string]map[int32]int64{topic: {0: 55}}) // past the checkpoint
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

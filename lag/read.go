@@ -42,7 +42,7 @@ type FlowLag struct {
 	// HeartbeatAgeMs it is the mirror's liveness (package freshness).
 	NewestCheckpointAgeMs *int64         `json:"newest_checkpoint_age_ms"`
 	Partitions            []PartitionLag `json:"partitions"`
-	Groups         []GroupLag     `json:"groups"`
+	Groups                []GroupLag     `json:"groups"`
 }
 
 // PartitionLag is the replication lag of one source partition.
