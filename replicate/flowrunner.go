@@ -143,7 +143,7 @@ func (fr *flowRunner) run(ctx context.Context) (err error) {
 		if err := ensureInternalTopic(ctx, adm, fr.cfg.Policy.HeartbeatsTopic(), fr.cfg.HeartbeatsReplicationFactor); err != nil {
 			return fmt.Errorf("heartbeats %s: %w", fr.cfg.Name(), err)
 		}
-		probe, err := fr.clients.Client(fr.cfg.Target, "consumer")
+		probe, err := fr.clients.Client(fr.cfg.Target, RoleConsumer)
 		if err != nil {
 			return err
 		}
@@ -250,9 +250,9 @@ func (fr *flowRunner) setUp(ctx context.Context) (topics []string, closeAll func
 		return nil, nil, err
 	}
 	client := func(alias string, opts ...kgo.Opt) (*kgo.Client, error) {
-		role := "producer"
+		role := RoleProducer
 		if alias == "" {
-			alias, role = cfg.Source, "consumer"
+			alias, role = cfg.Source, RoleConsumer
 		}
 		cl, err := fr.clients.Client(alias, role, opts...)
 		if err == nil {

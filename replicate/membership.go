@@ -79,7 +79,7 @@ func joinGroup(clients Clients, alias, group string, topics []string, cb groupCa
 			}
 		}),
 	}, extra...)
-	cl, err := clients.Client(alias, "consumer", opts...)
+	cl, err := clients.Client(alias, RoleConsumer, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -59,7 +59,7 @@ func ReadInternalTopic(ctx context.Context, clients Clients, alias, topic string
 	if s, ok := starts.Lookup(topic, 0); ok && s.Err == nil && s.Offset >= end.Offset {
 		return nil
 	}
-	cl, err := clients.Client(alias, "consumer",
+	cl, err := clients.Client(alias, RoleConsumer,
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}),
 		kgo.KeepControlRecords())
 	if err != nil {
@@ -134,7 +134,7 @@ func (v *progressView) snapshot() map[tp]int64 {
 
 // follow reads the progress topic until ctx ends.
 func (v *progressView) follow(ctx context.Context) error {
-	cl, err := v.clients.Client(v.alias, "consumer", kgo.KeepControlRecords(),
+	cl, err := v.clients.Client(v.alias, RoleConsumer, kgo.KeepControlRecords(),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{v.topic: {0: kgo.NewOffset().AtStart()}}))
 	if err != nil {
 		return err
