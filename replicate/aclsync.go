@@ -29,7 +29,7 @@ type TopicACL struct {
 }
 
 // RemoteTopicACLs applies MM2's sync.topic.acls rules (MirrorSourceConnector
-// shouldReplicateAcl and targetAclBinding, MM2-COMPAT 9.5) to the LITERAL
+// shouldReplicateAcl and targetAclBinding, docs/mm2-formats.md §9) to the LITERAL
 // topic ACLs of cfg's source: an ACL is kept when it is not ALLOW WRITE
 // (only the mirror writes remote topics) and its topic passes the flow's
 // topic decision (filter, internal, cycle); its topic becomes the remote

@@ -48,8 +48,8 @@ type GroupStats struct {
 }
 
 // checkpointer emits a flow's checkpoints, as MM2's MirrorCheckpointTask
-// does (MM2-COMPAT 6.3), and syncs group offsets to the target (6.4, with
-// stricter safety).
+// does, and syncs group offsets to the target (sync.group.offsets, with
+// stricter safety); docs/mm2-formats.md §7.
 type checkpointer struct {
 	cfg     FlowConfig
 	clients Clients

@@ -130,7 +130,7 @@ type FlowConfig struct {
 }
 
 // DefaultFlowConfig returns the settings MM2 4.0 uses for a flow when
-// mm2.properties sets nothing but the aliases (MM2-COMPAT section 10.2).
+// mm2.properties sets nothing but the aliases (MirrorMakerConfig and the connector configs; docs/config-keys.md).
 func DefaultFlowConfig(source, target string) FlowConfig {
 	inc, _ := filter.CompileList("topics", filter.DefaultTopics)
 	exc, _ := filter.CompileList("topics.exclude", filter.DefaultTopicsExclude)

@@ -38,7 +38,7 @@ func heartbeatRecord(cfg FlowConfig, now time.Time) (*kgo.Record, error) {
 // topic on the target first (compacted, one partition). MM2 runs this for
 // every ordered pair with heartbeats on, whether or not the pair's flow is
 // enabled: that is how the source's "heartbeats" topic comes to exist and
-// reveal the topology downstream (MM2-COMPAT section 7).
+// reveal the topology downstream (docs/mm2-formats.md §8).
 func runHeartbeats(ctx context.Context, cfg FlowConfig, clients Clients, logger *slog.Logger, now func() time.Time, once bool) error {
 	adm, err := clients.Admin(cfg.Target)
 	if err != nil {

@@ -7,7 +7,7 @@ import "time"
 // and calls that in the hot path, so an implementation resolves its labels
 // once there (e.g. Prometheus WithLabelValues) and keeps per-record calls
 // cheap. Methods may be called from several goroutines at once. Names follow
-// MM2's MirrorSourceMetrics and MirrorCheckpointMetrics (MM2-COMPAT 11).
+// MM2's MirrorSourceMetrics and MirrorCheckpointMetrics (docs/mm2-formats.md §11).
 type Observer interface {
 	// Partition returns the observer of one copied partition: source and
 	// target aliases, the remote topic name and the partition number.

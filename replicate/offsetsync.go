@@ -3,7 +3,7 @@ package replicate
 import "github.com/mirrorctl/mirrorctl/replicate/mm2"
 
 // syncState decides when an offset sync is written for one source partition,
-// following MM2's OffsetSyncWriter (Kafka 3.7.0+, MM2-COMPAT section 5.3).
+// following MM2's OffsetSyncWriter (Kafka 3.7.0+, docs/mm2-formats.md §5).
 // It lives as long as the partition's assignment, like MM2's task state.
 type syncState struct {
 	prevUp, prevDown, lastSyncDown int64

@@ -36,7 +36,7 @@ func TestSyncStateEmission(t *testing.T) {
 }
 
 // With contiguous offsets and offset.lag.max=100, syncs fall at 0, 101, 202,
-// 303 (MM2-COMPAT 5.3), plus the delayed one for the last record on flush.
+// 303 (docs/mm2-formats.md §5), plus the delayed one for the last record on flush.
 func TestSyncStateSpacingAndFlush(t *testing.T) {
 	s := newSyncState()
 	var immediate []int64

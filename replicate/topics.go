@@ -208,7 +208,7 @@ func describeConfigs(ctx context.Context, adm *kadm.Client, topics ...string) (m
 }
 
 // targetConfigs applies MM2's config filter (MirrorSourceConnector
-// targetConfig, MM2-COMPAT 9.3) to a source topic's entries. An entry is kept
+// targetConfig, docs/mm2-formats.md §9) to a source topic's entries. An entry is kept
 // when it is not sensitive, not a static broker config, and not excluded by
 // config.properties.exclude. At creation a default entry is kept only with
 // use.defaults.from=source; in the periodic sync every entry qualifies, and a

@@ -47,7 +47,7 @@ const (
 
 // Origin values of a Setting.
 const (
-	OriginDefault  = "default"   // the spec 10.2 default; File and Line are empty
+	OriginDefault  = "default"   // the Kafka 4.0 default; File and Line are empty
 	OriginTopLevel = "top-level" // an unprefixed key
 	OriginCluster  = "cluster"   // an A.<key> key (client and worker settings)
 	OriginFlow     = "flow"      // an A->B.<key> override
@@ -124,7 +124,7 @@ type Cluster struct {
 
 // Flow is one replication direction Source->Target (an MM2 herder
 // "Source->Target" with its MirrorSource/Checkpoint/Heartbeat connectors).
-// Its settings follow MM2's precedence: spec 10.2 defaults < top-level keys
+// Its settings follow MM2's precedence: Kafka 4.0 defaults < top-level keys
 // < Source->Target.* overrides; Connect worker keys
 // (offset.flush.interval.ms, exactly.once.source.support) come from defaults
 // < top-level < Target.<key>, as MM2 builds a herder's worker from its
@@ -165,7 +165,7 @@ func Load(path string, opts ...Option) (*Config, error) {
 // used in errors and warnings. It follows Java .properties syntax
 // (java.util.Properties: continuations, escapes, '=', ':' or space
 // separators, '#' and '!' comments; read as UTF-8) and MM2's
-// MirrorMakerConfig rules (spec section 10). ${provider:[path:]key}
+// MirrorMakerConfig rules (docs/mm2-formats.md §10). ${provider:[path:]key}
 // references are resolved in memory with the providers declared in
 // config.providers (EnvVarConfigProvider, FileConfigProvider,
 // DirectoryConfigProvider).
@@ -333,7 +333,7 @@ func (c *Cluster) clientProps(role Role) map[string]*prop {
 func (f *Flow) Name() string { return f.Source + "->" + f.Target }
 
 // String returns the effective value of a connector key (e.g. "topics",
-// "offset-syncs.topic.location"), or its spec 10.2 default, or "" for a key
+// "offset-syncs.topic.location"), or its Kafka 4.0 default, or "" for a key
 // that is neither set nor known. Enumerated keys (offset-syncs.topic.location,
 // use.defaults.from, ...) are returned trimmed and lower-cased. The value is
 // resolved: do not print it for sensitive keys.
@@ -402,7 +402,7 @@ func (f *Flow) GroupFilter() filter.GroupFilter { return f.groups }
 func (f *Flow) ConfigPropertyFilter() filter.ConfigPropertyFilter { return f.cprops }
 
 // Settings returns the flow's effective connector and worker settings, with
-// their origins, sorted by key, for `config show`. Every spec 10.2 key is
+// their origins, sorted by key, for `config show`. Every known key is
 // present (at its default when unset), plus enabled, source.cluster.alias,
 // target.cluster.alias and any other key set as Source->Target.<key>.
 // Values are printable (see Setting).

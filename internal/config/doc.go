@@ -1,5 +1,5 @@
 // Package config reads MirrorMaker 2's mm2.properties (MirrorMakerConfig,
-// spec section 10) into a typed, validated Config.
+// docs/mm2-formats.md §10) into a typed, validated Config.
 //
 // The key types are:
 //   - Config: the `clusters` aliases, every Flow between them and the

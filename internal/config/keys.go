@@ -51,8 +51,9 @@ const (
 	classForwardingAdmin             = "org.apache.kafka.clients.admin.ForwardingAdmin"
 )
 
-// knownKeys are the MM2 keys of spec section 10.2 (plus the filter keys of
-// section 4) that mirrorctl understands, with their 4.0 defaults.
+// knownKeys are the MM2 keys that mirrorctl understands (the connector and
+// filter keys of MirrorMakerConfig; docs/config-keys.md), with their Kafka 4.0
+// defaults.
 var knownKeys = map[string]keyInfo{
 	"enabled":                               {kind: kBool, def: "false"},
 	"tasks.max":                             {kind: kInt, def: "1", min: 1, hasMin: true},

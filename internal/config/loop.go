@@ -11,7 +11,7 @@ import (
 
 // checkIdentityLoops looks for two opposite enabled flows A->B and B->A that
 // both use IdentityReplicationPolicy and whose topic filters overlap. Identity
-// keeps topic names and cannot detect cycles (spec section 3), so a topic
+// keeps topic names and cannot detect cycles (docs/mm2-formats.md §3), so a topic
 // both flows accept would be copied back and forth for ever.
 //
 // Whether two regex lists can match a common name is decidable but costly
@@ -62,7 +62,7 @@ func isIdentity(f *Flow) bool {
 }
 
 // accepts reports whether flow f would replicate topic t by its filters
-// (spec section 4), ignoring the cycle check Identity cannot do.
+// (docs/mm2-formats.md §4), ignoring the cycle check Identity cannot do.
 func accepts(f *Flow, t string) bool {
 	return f.topics.Accept(t) && !f.policy.IsInternalTopic(t) && !strings.HasSuffix(t, policy.HeartbeatsTopic)
 }

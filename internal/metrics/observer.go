@@ -2,7 +2,7 @@
 //
 // [Observer] implements replicate.Observer and is also a
 // prometheus.Collector. Its series carry the names a JMX exporter gives MM2's
-// MBeans (MM2-COMPAT section 11; kafka.connect.mirror domain, attribute
+// MBeans (docs/mm2-formats.md §11; kafka.connect.mirror domain, attribute
 // dashes become underscores), so dashboards and alert rules written for MM2
 // keep working:
 //

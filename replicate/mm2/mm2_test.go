@@ -17,7 +17,8 @@ func unhex(t testing.TB, s string) []byte {
 	return b
 }
 
-// Vectors of MM2-COMPAT.md section 1.5.
+// Golden vectors encoded with Kafka's own Checkpoint, Heartbeat and
+// OffsetSync classes (docs/mm2-formats.md §1).
 const (
 	ckKeyRemote  = "000f6f726465722d70726f636573736f72000e75732d656173742e6f726465727300000003"
 	ckKeyLocal   = "000f6f726465722d70726f636573736f7200066f726465727300000003"

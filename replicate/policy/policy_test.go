@@ -51,7 +51,8 @@ func checkRows(t *testing.T, p Policy, rows []row) {
 	}
 }
 
-// The rows of MM2-COMPAT.md section 3 (separator ".").
+// Outputs of Kafka's DefaultReplicationPolicy and ReplicationPolicy defaults
+// (separator "."); see docs/mm2-formats.md §3.
 func TestDefaultDotTable(t *testing.T) {
 	checkRows(t, NewDefault("", true), []row{
 		{"orders", none, none, "orders", false, false, false},

@@ -1,8 +1,8 @@
 // Package syncstore keeps MirrorMaker 2's offset syncs in memory and
 // translates a consumer group's source offsets into target offsets the way
 // MM2's OffsetSyncStore does (Kafka 3.6.0+ algorithm with the KAFKA-15202
-// promotion fix; 3.8.0+ startup behaviour of KAFKA-15905). See MM2-COMPAT
-// sections 6.1 and 6.2.
+// promotion fix; 3.8.0+ startup behaviour of KAFKA-15905). See
+// docs/mm2-formats.md §6.
 //
 // The key types are:
 //   - [Store], which holds, per source topic-partition, a fixed array of 64

@@ -8,7 +8,7 @@ import (
 	"github.com/mirrorctl/mirrorctl/replicate/mm2"
 )
 
-// checkInvariants asserts MM2's invariants (MM2-COMPAT 6.1) on the raw array
+// checkInvariants asserts MM2's invariants (docs/mm2-formats.md §6) on the raw array
 // of tTopic/tPart:
 //
 //	A: slot 0 holds newest;

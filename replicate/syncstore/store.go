@@ -63,8 +63,8 @@ type Store struct {
 
 // New returns an empty store that is not yet ready (see ReadToEnd).
 //
-// mustReadToEnd selects the startup behaviour (MM2-COMPAT 6.2, "Older
-// algorithms"). When true, every sync added before ReadToEnd replaces the
+// mustReadToEnd selects the startup behaviour (docs/mm2-formats.md §6,
+// "Start-up"). When true, every sync added before ReadToEnd replaces the
 // partition's whole array, so after a restart only the latest sync per
 // partition is known until new syncs arrive: MM2 3.4.1 to 3.7.x always, and
 // 3.8.0+ when the checkpoint task could not read its own checkpoints topic.
@@ -76,7 +76,7 @@ func New(mustReadToEnd bool) *Store {
 }
 
 // Add applies one record of the offset-syncs topic, in topic order, using
-// MM2's update rule (MM2-COMPAT 6.1):
+// MM2's update rule (docs/mm2-formats.md §6, "Store"):
 //
 //   - the first sync of a partition fills all 64 slots;
 //   - a sync whose upstream offset is below the newest kept one (the source
@@ -238,7 +238,7 @@ type Result struct {
 
 // Translate maps a group's committed offset upstream (the next source record
 // to read) on topic/partition to the target partition, as MM2's
-// OffsetSyncStore.translateDownstream does (MM2-COMPAT 6.2):
+// OffsetSyncStore.translateDownstream does (docs/mm2-formats.md §6):
 //
 //   - before ReadToEnd: not OK, ReasonNotReady;
 //   - no sync for the partition: not OK, ReasonNoSyncs;
@@ -348,7 +348,7 @@ func (e entry) sync(topic string, partition int32) mm2.OffsetSync {
 
 // dump renders the distinct kept syncs of a partition with their first index,
 // as "[0:200→10, 7:150→251, 8:100→200]" (index:upstream→downstream), or "[]"
-// when it has none. It is the form MM2-COMPAT 6.2 uses for its examples.
+// when it has none. It is the form docs/mm2-formats.md §6 and the tests use.
 func (s *Store) dump(topic string, partition int32) string {
 	a := s.load(topic, partition)
 	var b strings.Builder

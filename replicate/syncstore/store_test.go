@@ -40,7 +40,7 @@ func checkTranslations(t *testing.T, s *Store, ts []translation) {
 	}
 }
 
-// TestSpecSequence is the one-partition sequence of MM2-COMPAT 6.2, checked
+// TestSpecSequence is the one-partition sequence of docs/mm2-formats.md §6, checked
 // against MM2's own OffsetSyncStore.
 func TestSpecSequence(t *testing.T) {
 	steps := []struct {
@@ -122,7 +122,7 @@ func lockStepDump(spec string) string {
 	return "[" + strings.Join(parts, ", ") + "]"
 }
 
-// TestSpec101Syncs covers the 101-syncs examples of MM2-COMPAT 6.2: live,
+// TestSpec101Syncs covers 101 lock-step syncs (0, 10, ..., 1000): live,
 // and read during startup with both mustReadToEnd values.
 func TestSpec101Syncs(t *testing.T) {
 	const fullArray = "[0:1000, 5:990, 6:960, 7:900, 8:840, 9:720, 10:480, 11:0]"
