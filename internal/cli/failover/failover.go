@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -54,6 +56,8 @@ type Options struct {
 	CheckpointMaxAge time.Duration
 	AllowEmpty       bool
 	ClampOffsets     bool
+	PlanOut          string // --plan-out: write the plan (and the state it was made from) here
+	FromPlan         string // --from-plan: apply this saved plan
 }
 
 func newOptions(f *cmdutil.Factory, back bool) *Options {
@@ -98,8 +102,13 @@ func NewCmdFailover(f *cmdutil.Factory, runF func(*Options) error) *cobra.Comman
 			"On a terminal it asks first unless --yes; it never prompts when stdin is not a\n" +
 			"terminal. Commits are recorded in the audit log (--audit-log).\n\n" +
 			"--verify compares the target record at each committed offset with the source\n" +
-			"record at the group's position (timestamp, key, value, header digest).\n\n" + exitStatus,
+			"record at the group's position (timestamp, key, value, header digest).\n\n" +
+			"--plan-out FILE saves the plan with the state it was made from (each group's\n" +
+			"state and commits on both clusters); --from-plan FILE --apply applies exactly\n" +
+			"that plan later and refuses every group whose state changed in between.\n\n" + exitStatus,
 		Example: "$ mirrorctl failover --source us-east --target eu-west --group billing\n" +
+			"$ mirrorctl failover --group billing --group ledger --plan-out cutover.json\n" +
+			"$ mirrorctl failover --from-plan cutover.json --apply --verify --yes\n" +
 			"$ mirrorctl failover --source us-east --target eu-west --group billing --apply --verify --yes\n" +
 			"$ mirrorctl failover --source us-east --target eu-west --groups 'billing-.*' --mode checkpoint --apply -o json",
 		Args: cobra.NoArgs,
@@ -156,11 +165,22 @@ func addFlags(cmd *cobra.Command, opts *Options) {
 	fl.BoolVarP(&opts.Yes, "yes", "y", false, "Do not ask for confirmation on a terminal")
 	fl.BoolVar(&opts.AllowEmpty, "allow-empty", false, "Exit 0 for a named group with no committed offset to move (it is still reported)")
 	fl.BoolVar(&opts.ClampOffsets, "clamp-offsets", false, "Commit a translated offset below the log start (past the end) at the log start (end) instead of refusing the group")
+	fl.StringVar(&opts.PlanOut, "plan-out", "", "Write the plan and the state it was made from to `file` (JSON), for --from-plan")
+	fl.StringVar(&opts.FromPlan, "from-plan", "", "Use the plan saved in `file` by --plan-out; groups whose state changed since are refused")
 }
 
 func run(cmd *cobra.Command, opts *Options, runF func(*Options) error) error {
-	if len(opts.Groups) == 0 && opts.GroupsRE == "" {
+	if opts.FromPlan != "" {
+		for _, name := range []string{"group", "groups", "mode", "allow-rewind", "max-lag", "checkpoint-max-age", "clamp-offsets", "plan-out"} {
+			if cmd.Flags().Changed(name) {
+				return cmdutil.FlagErrorf("--%s does not go with --from-plan: the saved plan fixes the groups, offsets and safety settings", name)
+			}
+		}
+	} else if len(opts.Groups) == 0 && opts.GroupsRE == "" {
 		return cmdutil.FlagErrorf("name the groups with --group (repeatable) or --groups <regex>")
+	}
+	if opts.PlanOut != "" && opts.Apply {
+		return cmdutil.FlagErrorf("--plan-out saves a plan to apply later with --from-plan; it does not go with --apply")
 	}
 	if opts.MaxLag < 0 || opts.CheckpointMaxAge < 0 {
 		return cmdutil.FlagErrorf("--max-lag and --checkpoint-max-age must not be negative")
@@ -190,6 +210,9 @@ func run(cmd *cobra.Command, opts *Options, runF func(*Options) error) error {
 
 // Run plans, and with Apply commits, and with Verify verifies.
 func Run(ctx context.Context, opts *Options) error {
+	if opts.FromPlan != "" {
+		return runFromPlan(ctx, opts)
+	}
 	eng, cfg, groups, err := cmdutil.SetupFailover(ctx, cmdutil.FailoverSetup{Config: opts.Config, Clients: opts.Clients, Logger: opts.Logger, Now: opts.Now,
 		IO: opts.IO, Source: opts.Source, Target: opts.Target, Groups: opts.Groups, GroupsRE: opts.GroupsRE, OnTarget: opts.Back})
 	if err != nil {
@@ -206,6 +229,81 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	if opts.PlanOut != "" {
+		if err := savePlan(ctx, opts, eng, plan); err != nil {
+			return err
+		}
+	}
+	return execute(ctx, opts, eng, cfg, plan)
+}
+
+// savePlan writes plan and the state it was made from to opts.PlanOut,
+// atomically (a temporary file renamed), mode 0600.
+func savePlan(ctx context.Context, opts *Options, eng *failover.Engine, plan *failover.Plan) error {
+	sp, err := eng.Save(ctx, plan)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(opts.PlanOut)
+	f, err := os.CreateTemp(dir, ".plan-*.json")
+	if err != nil {
+		return fmt.Errorf("--plan-out %s: %w", opts.PlanOut, err)
+	}
+	defer os.Remove(f.Name())
+	if _, err := sp.WriteTo(f); err != nil {
+		f.Close()
+		return fmt.Errorf("--plan-out %s: %w", opts.PlanOut, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("--plan-out %s: %w", opts.PlanOut, err)
+	}
+	if err := os.Rename(f.Name(), opts.PlanOut); err != nil {
+		return fmt.Errorf("--plan-out %s: %w", opts.PlanOut, err)
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "plan saved to %s; apply it with --from-plan %s --apply\n", opts.PlanOut, opts.PlanOut)
+	return nil
+}
+
+// runFromPlan loads opts.FromPlan, refuses the groups whose state changed
+// since it was saved (failover.Engine.Restore) and goes on as a plan made
+// now would.
+func runFromPlan(ctx context.Context, opts *Options) error {
+	f, err := os.Open(opts.FromPlan)
+	if err != nil {
+		return cmdutil.FlagErrorf("--from-plan: %v", err)
+	}
+	sp, err := failover.ReadSavedPlan(f)
+	f.Close()
+	if err != nil {
+		return cmdutil.FlagErrorf("--from-plan %s: %v", opts.FromPlan, err)
+	}
+	if want := map[bool]failover.Direction{false: failover.Failover, true: failover.Failback}[opts.Back]; sp.Plan.Direction != want {
+		return cmdutil.FlagErrorf("--from-plan %s holds a %s plan; run it with mirrorctl %s", opts.FromPlan, sp.Plan.Direction, sp.Plan.Direction)
+	}
+	if (opts.Source != "" && opts.Source != sp.Plan.Source) || (opts.Target != "" && opts.Target != sp.Plan.Target) {
+		return cmdutil.FlagErrorf("--from-plan %s is for %s->%s, not the --source/--target given", opts.FromPlan, sp.Plan.Source, sp.Plan.Target)
+	}
+	groups := make([]string, 0, len(sp.Plan.Groups))
+	for _, g := range sp.Plan.Groups {
+		groups = append(groups, g.Group)
+	}
+	if len(groups) == 0 {
+		return cmdutil.FlagErrorf("--from-plan %s holds no group", opts.FromPlan)
+	}
+	eng, cfg, _, err := cmdutil.SetupFailover(ctx, cmdutil.FailoverSetup{Config: opts.Config, Clients: opts.Clients, Logger: opts.Logger, Now: opts.Now,
+		IO: opts.IO, Source: sp.Plan.Source, Target: sp.Plan.Target, Groups: groups, OnTarget: opts.Back})
+	if err != nil {
+		return err
+	}
+	plan, err := eng.Restore(ctx, sp)
+	if err != nil {
+		return fmt.Errorf("--from-plan %s: %w", opts.FromPlan, err)
+	}
+	return execute(ctx, opts, eng, cfg, plan)
+}
+
+// execute confirms, applies, verifies, audits and renders plan.
+func execute(ctx context.Context, opts *Options, eng *failover.Engine, cfg *config.Config, plan *failover.Plan) error {
 	plan.Summarize(opts.AllowEmpty)
 	name := "failover"
 	if opts.Back {
