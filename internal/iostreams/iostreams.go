@@ -176,3 +176,15 @@ func (s *IOStreams) SetWideTables(b bool) { s.wide = b }
 
 // WideTables reports whether --wide was given (see SetWideTables).
 func (s *IOStreams) WideTables() bool { return s.wide }
+
+// ErrColorEnabled is ColorEnabled for ErrOut: false when colour is disabled,
+// the test override when set, else whether stderr is a terminal.
+func (s *IOStreams) ErrColorEnabled() bool {
+	if s.colorDisabled {
+		return false
+	}
+	if s.colorForced != unset {
+		return s.colorForced == on
+	}
+	return s.IsStderrTTY()
+}

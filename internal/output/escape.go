@@ -86,3 +86,30 @@ func needsEscape(s string, keepSpace bool) bool {
 func unsafeRune(r rune) bool {
 	return (r >= 0x80 && r <= 0x9f) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
 }
+
+// SafeJSON rewrites, in encoded JSON b, the characters encoding/json leaves
+// raw but a terminal may act on (C1 controls U+0080..U+009F, bidirectional
+// controls U+202A..U+202E and U+2066..U+2069) as \u escapes. The document
+// means exactly the same to a JSON parser: these characters can only occur
+// inside strings. b is returned unchanged (no copy) when it holds none.
+func SafeJSON(b []byte) []byte {
+	var out []byte
+	last := 0
+	for i := 0; i < len(b); i++ {
+		if b[i] != 0xc2 && b[i] != 0xe2 {
+			continue
+		}
+		r, n := utf8.DecodeRune(b[i:])
+		if !unsafeRune(r) {
+			continue
+		}
+		out = append(out, b[last:i]...)
+		out = fmt.Appendf(out, `\u%04x`, r)
+		i += n - 1
+		last = i + 1
+	}
+	if out == nil {
+		return b
+	}
+	return append(out, b[last:]...)
+}

@@ -90,3 +90,27 @@ func groupThousands(raw string) string {
 	}
 	return sign + string(out)
 }
+
+// Duration is the one human format for a duration in tables and messages
+// (JSON keeps integer milliseconds): "0s", "850ms" under a second, "12.3s"
+// under a minute, then "4m05s", "2h03m" and "3d04h", each rounded down.
+// Negative durations keep their sign.
+func Duration(d time.Duration) string {
+	if d < 0 {
+		return "-" + Duration(-d)
+	}
+	switch {
+	case d == 0:
+		return "0s"
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d/time.Millisecond)
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", float64(d/(100*time.Millisecond))/10)
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", d/time.Minute, (d%time.Minute)/time.Second)
+	case d < 24*time.Hour:
+		return fmt.Sprintf("%dh%02dm", d/time.Hour, (d%time.Hour)/time.Minute)
+	default:
+		return fmt.Sprintf("%dd%02dh", d/(24*time.Hour), (d%(24*time.Hour))/time.Hour)
+	}
+}

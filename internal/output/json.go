@@ -1,6 +1,7 @@
 package output
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -25,12 +26,17 @@ func NewEnvelope() Envelope { return Envelope{SchemaVersion: SchemaVersion} }
 // WriteJSON writes v to w as one JSON document indented by two spaces and
 // followed by a newline. HTML characters are not escaped. Output is stable:
 // struct fields keep declaration order and map keys are sorted. Encoding
-// errors are returned wrapped.
+// errors are returned wrapped. C1 and bidirectional control characters,
+// which encoding/json leaves raw, are written as \u escapes (SafeJSON).
 func WriteJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("writing JSON: %w", err)
+	}
+	if _, err := w.Write(SafeJSON(buf.Bytes())); err != nil {
 		return fmt.Errorf("writing JSON: %w", err)
 	}
 	return nil
@@ -40,9 +46,13 @@ func WriteJSON(w io.Writer, v any) error {
 // (JSON Lines), for streaming commands such as replicate; such events carry a
 // "type" field chosen by the caller.
 func WriteJSONLine(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("writing JSON line: %w", err)
+	}
+	if _, err := w.Write(SafeJSON(buf.Bytes())); err != nil {
 		return fmt.Errorf("writing JSON line: %w", err)
 	}
 	return nil

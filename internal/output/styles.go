@@ -25,11 +25,20 @@ type Styles struct {
 	action  lipgloss.Style
 }
 
-// NewStyles returns Styles for ios.
+// NewStyles returns Styles for text written to ios.Out.
 func NewStyles(ios *iostreams.IOStreams) Styles {
+	return newStyles(ios, ios.ColorEnabled())
+}
+
+// NewErrStyles returns Styles for text written to ios.ErrOut: coloured only
+// when stderr is a terminal (and colour is not disabled), whatever stdout is.
+func NewErrStyles(ios *iostreams.IOStreams) Styles {
+	return newStyles(ios, ios.ErrColorEnabled())
+}
+
+func newStyles(ios *iostreams.IOStreams, enabled bool) Styles {
 	r := lipgloss.NewRenderer(ios.Out)
 	r.SetHasDarkBackground(true) // never query the terminal
-	enabled := ios.ColorEnabled()
 	if enabled {
 		r.SetColorProfile(termenv.ANSI)
 	} else {

@@ -1,6 +1,8 @@
 package output
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -238,3 +240,18 @@ func TestWrap(t *testing.T) {
 }
 
 var ansiRE = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
+func TestSafeJSON(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteJSONLine(&buf, map[string]string{"g": "a\u009bb\u202ec\u2069d é ✓\x1b"}); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"g":"a\u009bb\u202ec\u2069d é ✓\u001b"}` + "\n"
+	if buf.String() != want {
+		t.Fatalf("got %q, want %q", buf.String(), want)
+	}
+	var back map[string]string
+	if err := json.Unmarshal(buf.Bytes(), &back); err != nil || back["g"] != "a\u009bb\u202ec\u2069d é ✓\x1b" {
+		t.Fatalf("round trip = %q, %v", back["g"], err)
+	}
+}

@@ -106,7 +106,7 @@ func writeJSONStream(w *bufio.Writer, s *sheet) error {
 				w.WriteByte(',')
 			}
 			w.WriteString("\n    ")
-			w.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+			w.Write(output.SafeJSON(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))))
 		}
 		if n > 0 {
 			w.WriteString("\n  ")
