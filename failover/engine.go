@@ -378,7 +378,9 @@ func (e *Engine) Translate(ctx context.Context, groups []string, mode Mode) (*Tr
 	sourceUp := srcErr == nil
 	if !sourceUp && mode == ModeAuto {
 		res.SourceDown, res.SourceErr = true, srcErr.Error()
-		e.log.Warn("source cluster not answering; using checkpoints", "cluster", e.flow.Source, "err", srcErr)
+		// Info, not Warn: the caller reports SourceDown (translate and
+		// failover print it once as a warning).
+		e.log.Info("source cluster not answering; using checkpoints", "cluster", e.flow.Source, "err", srcErr)
 	}
 	var cks map[string][]checkpointRec
 	if mode == ModeCheckpoint || !sourceUp {

@@ -283,3 +283,16 @@ func TestOutputCompletion(t *testing.T) {
 		t.Fatalf("completion (exit %d) = %q", code, out)
 	}
 }
+
+func TestLoggerWarnsInOneVoice(t *testing.T) {
+	var logs bytes.Buffer
+	l := NewLogger(&logs).With("cluster", "us-east")
+	l.Warn("kafka client property not applied", "property", "evil\x1b[2J", "n", 3)
+	l.Info("not shown at the default level")
+	l.WithGroup("g").Error("broken", "k", "a b")
+	want := "warning: kafka client property not applied cluster=us-east property=evil\\x1b[2J n=3\n" +
+		"error: broken cluster=us-east g.k=\"a b\"\n"
+	if logs.String() != want {
+		t.Fatalf("got %q\nwant %q", logs.String(), want)
+	}
+}

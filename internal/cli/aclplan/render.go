@@ -10,16 +10,15 @@ import (
 
 // printNotes writes the plan's notes to stderr, warnings marked.
 func printNotes(opts *ACLPlanOptions, notes []aclplan.Note) {
-	st := output.NewStyles(opts.IO)
 	for _, n := range notes {
-		icon := st.Muted("i")
+		say := cmdutil.Notef
 		if n.Level == aclplan.NoteWarning {
-			icon = st.WarningIcon()
+			say = cmdutil.Warnf
 		}
 		if n.Flow != "" {
-			fmt.Fprintf(opts.IO.ErrOut, "%s %s: %s\n", icon, n.Flow, n.Text)
+			say(opts.IO, "%s: %s", n.Flow, n.Text)
 		} else {
-			fmt.Fprintf(opts.IO.ErrOut, "%s %s\n", icon, n.Text)
+			say(opts.IO, "%s", n.Text)
 		}
 	}
 }

@@ -197,7 +197,6 @@ func printSkipped(ios *iostreams.IOStreams, skipped []Skipped) {
 	if len(skipped) == 0 {
 		return
 	}
-	st := output.NewStyles(ios)
 	parts := make([]string, 0, min(len(skipped), maxSkippedListed)+1)
 	for i, s := range skipped {
 		if i == maxSkippedListed {
@@ -210,7 +209,7 @@ func printSkipped(ios *iostreams.IOStreams, skipped []Skipped) {
 	if len(skipped) == 1 {
 		noun = "record"
 	}
-	fmt.Fprintf(ios.ErrOut, "%s %d %s skipped: %s\n", st.Warn("warning:"), len(skipped), noun, strings.Join(parts, "; "))
+	cmdutil.Warnf(ios, "%d %s skipped: %s", len(skipped), noun, strings.Join(parts, "; "))
 }
 
 // strtab interns strings to dense int32 ids, and remembers per id whether the

@@ -359,13 +359,13 @@ func execute(ctx context.Context, opts *Options, eng *failover.Engine, cfg *conf
 		return applyErr
 	}
 	if n := plan.Unverified(); n > 0 {
-		fmt.Fprintf(opts.IO.ErrOut, "%s %d partitions could not be verified (see the verify notes)\n", output.NewStyles(opts.IO).FailureIcon(), n)
+		cmdutil.Errorf(opts.IO, "%s could not be verified (see the verify notes)", cmdutil.Plural(n, "partition", "partitions"))
 	}
 	if plan.PrecheckFailed() || plan.Problems() > 0 || plan.Unverified() > 0 || plan.Incomplete() {
 		return cmdutil.ErrCheckFailed
 	}
 	if opts.Apply && opts.IO.IsStderrTTY() {
-		fmt.Fprintf(opts.IO.ErrOut, "%s committed %d partitions on %s\n", output.NewStyles(opts.IO).SuccessIcon(), plan.Committed(), plan.CommitCluster())
+		cmdutil.Successf(opts.IO, "committed %s on %s", cmdutil.Plural(plan.Committed(), "partition", "partitions"), plan.CommitCluster())
 	}
 	return nil
 }
@@ -374,14 +374,13 @@ func execute(ctx context.Context, opts *Options, eng *failover.Engine, cfg *conf
 // (refusals first), then one line per group: what was (or would be)
 // committed, left unchanged and skipped.
 func printSummary(io *iostreams.IOStreams, plan *failover.Plan) {
-	st := output.NewStyles(io)
 	for _, g := range plan.Groups {
 		for _, r := range g.Incomplete {
-			fmt.Fprintf(io.ErrOut, "%s %s\n", st.FailureIcon(), r)
+			cmdutil.Errorf(io, "%s", r)
 		}
 	}
 	for _, g := range plan.Groups {
-		fmt.Fprintln(io.ErrOut, g.Summary)
+		fmt.Fprintln(io.ErrOut, output.Escape(g.Summary))
 	}
 }
 

@@ -285,7 +285,7 @@ func msCell(v *int64) string {
 	if v == nil {
 		return "-"
 	}
-	return (time.Duration(*v) * time.Millisecond).String()
+	return output.Duration(time.Duration(*v) * time.Millisecond)
 }
 
 // renderTables prints three tables: partitions, flows (heartbeats), groups.
@@ -341,7 +341,7 @@ func renderTables(w io.Writer, opts *Options, res Result) error {
 		}
 	}
 	if tty && len(res.Breaches) > 0 {
-		fmt.Fprintf(w, "\n%s %d threshold breach(es)\n", st.FailureIcon(), len(res.Breaches))
+		fmt.Fprintf(w, "\n%s %s\n", st.FailureIcon(), cmdutil.Plural(len(res.Breaches), "threshold breach", "threshold breaches"))
 	}
 	return nil
 }

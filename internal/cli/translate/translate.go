@@ -5,7 +5,6 @@ package translate
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"strconv"
 	"time"
@@ -107,7 +106,7 @@ func runTranslate(ctx context.Context, opts *TranslateOptions) error {
 		return err
 	}
 	if res.SourceDown {
-		fmt.Fprintf(opts.IO.ErrOut, "%s source %s did not answer; rows come from checkpoints: %s\n", output.NewStyles(opts.IO).Warn("warning:"), res.Source, res.SourceErr)
+		cmdutil.Warnf(opts.IO, "source %s did not answer; rows come from checkpoints: %s", res.Source, res.SourceErr)
 	}
 	WarnEmpty(opts.IO, res)
 	failed := Failed(opts.IO, res, opts.AllowEmpty)
@@ -144,16 +143,15 @@ func runTranslate(ctx context.Context, opts *TranslateOptions) error {
 // read, and (unless allowEmpty) a group with no row at all.
 func Failed(io *iostreams.IOStreams, res *failover.TranslateResult, allowEmpty bool) bool {
 	failed := false
-	icon := output.NewStyles(io).FailureIcon()
 	for _, g := range res.Groups {
 		if g.Error != "" {
-			fmt.Fprintf(io.ErrOut, "%s group %s: %s\n", icon, g.Group, g.Error)
+			cmdutil.Errorf(io, "group %s: %s", g.Group, g.Error)
 			failed = true
 			continue
 		}
 		for _, r := range g.Partitions {
 			if r.Error != "" {
-				fmt.Fprintf(io.ErrOut, "%s group %s %s[%d]: %s\n", icon, g.Group, r.Topic, r.Partition, r.Error)
+				cmdutil.Errorf(io, "group %s %s[%d]: %s", g.Group, r.Topic, r.Partition, r.Error)
 				failed = true
 			}
 		}
@@ -171,10 +169,10 @@ func Failed(io *iostreams.IOStreams, res *failover.TranslateResult, allowEmpty b
 func WarnEmpty(io *iostreams.IOStreams, res *failover.TranslateResult) {
 	for _, g := range res.Groups {
 		if len(g.Partitions) == 0 && g.Error == "" {
-			fmt.Fprintf(io.ErrOut, "%s group %s has no committed offset on the topics flow %s->%s mirrors; "+
+			cmdutil.Warnf(io, "group %s has no committed offset on the topics flow %s->%s mirrors; "+
 				"if it has commits there, the principal may lack DESCRIBE (or READ) on those topics on %s "+
-				"(see mirrorctl acl-plan --failover-principal)\n",
-				output.NewStyles(io).Warn("warning:"), g.Group, res.Source, res.Target, res.Source)
+				"(see mirrorctl acl-plan --failover-principal)",
+				g.Group, res.Source, res.Target, res.Source)
 		}
 	}
 }

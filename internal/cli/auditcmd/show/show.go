@@ -102,9 +102,8 @@ func runShow(_ context.Context, opts *ShowOptions) error {
 		if entries == nil {
 			return err
 		}
-		st := output.NewStyles(opts.IO)
 		for _, line := range strings.Split(err.Error(), "\n") {
-			fmt.Fprintf(opts.IO.ErrOut, "%s %s (skipped; run `mirrorctl audit verify`)\n", st.Warn("warning:"), line)
+			cmdutil.Warnf(opts.IO, "%s (skipped; run `mirrorctl audit verify`)", line)
 		}
 	}
 	now := opts.Now()

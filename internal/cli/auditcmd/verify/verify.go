@@ -106,14 +106,13 @@ func runVerify(_ context.Context, opts *VerifyOptions) error {
 		}
 		return nil
 	}
-	st := output.NewStyles(opts.IO)
 	for _, u := range res.Unfinished {
-		fmt.Fprintf(opts.IO.ErrOut, "%s %s:%d: %s (operation %s, %s) has a begin entry and no end\n",
-			st.Warn("warning:"), path, u.Seq, u.Command, u.Op, u.Time)
+		cmdutil.Warnf(opts.IO, "%s:%d: %s (operation %s, %s) has a begin entry and no end",
+			path, u.Seq, u.Command, u.Op, u.Time)
 	}
 	if res.Intact {
 		if opts.IO.IsStderrTTY() {
-			fmt.Fprintf(opts.IO.ErrOut, "%s %s, chain intact\n", st.SuccessIcon(), plural(res.Entries, "entry", "entries"))
+			cmdutil.Successf(opts.IO, "%s, chain intact", cmdutil.Plural(res.Entries, "entry", "entries"))
 		}
 		return nil
 	}

@@ -90,8 +90,7 @@ func runValidate(_ context.Context, opts *ValidateOptions) error {
 		return output.WriteJSON(opts.IO.Out, res)
 	}
 	if opts.IO.IsStderrTTY() {
-		st := output.NewStyles(opts.IO)
-		fmt.Fprintf(opts.IO.ErrOut, "%s %s is valid: %s, %s\n", st.SuccessIcon(), res.File,
+		cmdutil.Successf(opts.IO, "%s is valid: %s, %s", res.File,
 			plural(res.Clusters, "cluster"), plural(len(res.EnabledFlows), "enabled flow"))
 	}
 	return nil

@@ -64,6 +64,7 @@ func TestRunValidate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ios, _, out, errOut := iostreams.Test()
 			ios.SetStderrTTY(tt.stderrTTY)
+			ios.SetColorDisabled(true)
 			format := tt.format
 			if format == "" {
 				format = output.FormatTable
