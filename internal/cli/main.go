@@ -19,6 +19,7 @@ import (
 	"github.com/mirrorctl/mirrorctl/internal/cli/cmdutil"
 	"github.com/mirrorctl/mirrorctl/internal/config"
 	"github.com/mirrorctl/mirrorctl/internal/iostreams"
+	"github.com/mirrorctl/mirrorctl/internal/kafka"
 	"github.com/mirrorctl/mirrorctl/internal/output"
 )
 
@@ -99,7 +100,9 @@ func exitCode(ctx context.Context, err error) int {
 	}
 }
 
-// printError reports err on stderr once, each line prefixed "mirrorctl: ".
+// printError reports err on stderr once, each line prefixed "mirrorctl: "
+// (red on a colour terminal) and escaped (errors name things read from
+// clusters).
 // Silent errors print nothing; interruptions print "interrupted"; usage
 // errors add a pointer to the command's --help. With -o json a final
 // output.ErrorDocument line follows.
@@ -116,8 +119,12 @@ func printError(ios *iostreams.IOStreams, cmdPath string, jsonOut bool, err erro
 	case errors.Is(err, cmdutil.ErrSilent), errors.As(err, &checkErr) && checkErr.Silent():
 		// already reported by the command
 	default:
+		prefix := output.NewErrStyles(ios).Error("mirrorctl:")
 		for _, line := range strings.Split(strings.TrimRight(msg, "\n"), "\n") {
-			fmt.Fprintf(ios.ErrOut, "mirrorctl: %s\n", line)
+			fmt.Fprintf(ios.ErrOut, "%s %s\n", prefix, output.Escape(line))
+		}
+		if hint := kafka.Explain(err); hint != "" {
+			fmt.Fprintf(ios.ErrOut, "%s hint: %s\n", prefix, hint)
 		}
 		if errors.As(err, &flagErr) {
 			fmt.Fprintf(ios.ErrOut, "Run '%s --help' for usage.\n", cmdPath)

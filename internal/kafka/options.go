@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"math"
@@ -47,7 +48,7 @@ const (
 //
 //	bootstrap.servers                 SeedBrokers (comma list, required)
 //	client.id                         ClientID (default buildinfo.ClientID(), "mirrorctl/<version>")
-//	security.protocol                 PLAINTEXT | SSL (DialTLSConfig) | SASL_PLAINTEXT | SASL_SSL (SASL)
+//	security.protocol                 PLAINTEXT | SSL (Dialer with TLS, see HandshakeError) | SASL_PLAINTEXT | SASL_SSL (SASL)
 //	sasl.mechanism, sasl.jaas.config  PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (see saslMechanism)
 //	ssl.*                             tls.Config (see builder.tlsConfig)
 //	acks                              RequiredAcks; 0 or 1 also disables idempotence unless enable.idempotence=true (an error)
@@ -96,6 +97,9 @@ const (
 func Options(alias string, props map[string]string) (opts []kgo.Opt, warnings []string, err error) {
 	b := newBuilder(props)
 	b.build()
+	if b.tls != nil {
+		b.add(tlsDialer(b.tls, b.dialTimeout))
+	}
 	if len(b.errs) > 0 {
 		errs := make([]error, len(b.errs))
 		for i, e := range b.errs {
@@ -116,6 +120,10 @@ type builder struct {
 	warnings []string
 	errs     []error
 	protocol string
+	// tls is the TLS config for SSL and SASL_SSL, dialled by tlsDialer
+	// with dialTimeout (socket.connection.setup.timeout.ms, 0 = 10 s).
+	tls         *tls.Config
+	dialTimeout time.Duration
 }
 
 func newBuilder(props map[string]string) *builder {
@@ -264,7 +272,7 @@ func (b *builder) security() {
 		if err != nil {
 			b.fail(err)
 		} else {
-			b.add(kgo.DialTLSConfig(cfg))
+			b.tls = cfg // dialled by tlsDialer, once the dial timeout is known
 		}
 	}
 	if useSASL {
@@ -482,6 +490,7 @@ func (b *builder) common() {
 	b.add(kgo.MetadataMinAge(min(metaMin, kgoDefaultMetaMinAge)))
 	if d, ok := b.millis("socket.connection.setup.timeout.ms", 1); ok {
 		b.add(kgo.DialTimeout(d))
+		b.dialTimeout = d
 	}
 	if on, ok := b.boolean("enable.metrics.push"); ok && !on {
 		b.add(kgo.DisableClientMetrics())

@@ -148,8 +148,8 @@ func TestOptionsFlags(t *testing.T) {
 	}
 
 	cl, _ = build(t, map[string]string{"security.protocol": "SSL"})
-	if got := cl.OptValue(kgo.DialTLS); got != true {
-		t.Errorf("DialTLS under SSL = %v", got)
+	if got := cl.OptValue(kgo.Dialer); got == nil {
+		t.Errorf("no TLS Dialer under SSL")
 	}
 }
 
