@@ -17,7 +17,7 @@ import (
 // it took.
 func listMismatch(t *testing.T, props map[string]string) (error, time.Duration) {
 	t.Helper()
-	f := NewFactory(func(string, string) (map[string]string, error) { return props, nil }, nil)
+	f := NewFactory(staticProps(map[string]map[string]string{"c": props}), nil)
 	defer f.Close()
 	adm, err := f.Admin("c")
 	if err != nil {
