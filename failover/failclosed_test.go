@@ -420,3 +420,44 @@ func TestCheckpointFreshnessOfIdleGroups(t *testing.T) {
 		t.Fatalf("source down, mirror silent for an hour: %+v", gp.Refused)
 	}
 }
+
+// --wait-caught-up: a group whose position is not replicated yet is
+// refused when the time is up, naming the partition; once the mirror copies
+// it, the wait ends with an exact commit.
+func TestWaitCaughtUp(t *testing.T) {
+	g := testkit.Name("g-drain")
+	p, f, topic, remote := seeded(t)
+	p.Produce(t, "us-east", records(topic, 0, 100, 20)...)
+	p.Commit(t, "us-east", g, map[string]map[int32]int64{topic: {0: 120}})
+	e := p.engine(t, f)
+	ctx := testkit.Context(t)
+	plan, err := e.WaitCaughtUp(ctx, PlanOptions{Groups: []string{g}}, 300*time.Millisecond, 100*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gp := groupOf(plan, g)
+	if len(gp.Refused) != 1 || !strings.Contains(gp.Refused[0], "group "+g+" is not caught up after waiting 300ms: "+remote+"[0]: ") || !strings.Contains(gp.Refused[0], "not yet replicated") {
+		t.Fatalf("refused %q", gp.Refused)
+	}
+	done := make(chan error, 1)
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		m, err := replicate.New(replicate.Options{Flows: []replicate.FlowConfig{f}, Clients: p.Clients, Once: true})
+		if err == nil {
+			err = m.Run(ctx)
+		}
+		done <- err
+	}()
+	plan, err = e.WaitCaughtUp(ctx, PlanOptions{Groups: []string{g}}, 20*time.Second, 100*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	gp = groupOf(plan, g)
+	rows := actions(plan, g)
+	if len(gp.Refused) != 0 || rows[0].Action != ActionCommit || i64(rows[0].TargetOffset) != "120" || i64(rows[0].Rereads) != "0" {
+		t.Fatalf("after the mirror caught up: refused %q rows %+v", gp.Refused, rows)
+	}
+}

@@ -56,7 +56,8 @@ type Options struct {
 	CheckpointMaxAge time.Duration
 	AllowEmpty       bool
 	ClampOffsets     bool
-	PlanOut          string // --plan-out: write the plan (and the state it was made from) here
+	WaitCaughtUp     time.Duration // --wait-caught-up: drain first, up to this long
+	PlanOut          string        // --plan-out: write the plan (and the state it was made from) here
 	FromPlan         string // --from-plan: apply this saved plan
 }
 
@@ -103,6 +104,10 @@ func NewCmdFailover(f *cmdutil.Factory, runF func(*Options) error) *cobra.Comman
 			"terminal. Commits are recorded in the audit log (--audit-log).\n\n" +
 			"--verify compares the target record at each committed offset with the source\n" +
 			"record at the group's position (timestamp, key, value, header digest).\n\n" +
+			"--wait-caught-up DURATION drains first (a planned failover, consumers stopped):\n" +
+			"it waits until each group's source position is replicated (an exact translation,\n" +
+			"the target holding the copy of the next record) and refuses the groups still\n" +
+			"behind when the time is up, naming what is missing (exit 3).\n\n" +
 			"--plan-out FILE saves the plan with the state it was made from (each group's\n" +
 			"state and commits on both clusters); --from-plan FILE --apply applies exactly\n" +
 			"that plan later and refuses every group whose state changed in between.\n\n" + exitStatus,
@@ -117,6 +122,7 @@ func NewCmdFailover(f *cmdutil.Factory, runF func(*Options) error) *cobra.Comman
 	addFlags(cmd, opts)
 	cmdutil.StringEnumFlag(cmd, cmd.Flags(), &opts.Mode, "mode", "", string(failover.ModeAuto), failover.Modes(), "Translation mode")
 	cmd.Flags().DurationVar(&opts.MaxLag, "max-lag", 0, "Refuse groups whose topics' replication lag is not under this `duration` (e.g. 30s)")
+	cmd.Flags().DurationVar(&opts.WaitCaughtUp, "wait-caught-up", 0, "First wait up to this `duration` until each group's source position is replicated (exact translation); groups still behind are refused")
 	cmd.Flags().DurationVar(&opts.CheckpointMaxAge, "checkpoint-max-age", 0, "Refuse checkpoint-mode rows older than this `duration` (default 3 x the checkpoint interval)")
 	return cmd
 }
@@ -171,13 +177,16 @@ func addFlags(cmd *cobra.Command, opts *Options) {
 
 func run(cmd *cobra.Command, opts *Options, runF func(*Options) error) error {
 	if opts.FromPlan != "" {
-		for _, name := range []string{"group", "groups", "mode", "allow-rewind", "max-lag", "checkpoint-max-age", "clamp-offsets", "plan-out"} {
+		for _, name := range []string{"group", "groups", "mode", "allow-rewind", "max-lag", "checkpoint-max-age", "clamp-offsets", "plan-out", "wait-caught-up"} {
 			if cmd.Flags().Changed(name) {
 				return cmdutil.FlagErrorf("--%s does not go with --from-plan: the saved plan fixes the groups, offsets and safety settings", name)
 			}
 		}
 	} else if len(opts.Groups) == 0 && opts.GroupsRE == "" {
 		return cmdutil.FlagErrorf("name the groups with --group (repeatable) or --groups <regex>")
+	}
+	if opts.WaitCaughtUp < 0 || (opts.WaitCaughtUp > 0 && opts.Mode == string(failover.ModeCheckpoint)) {
+		return cmdutil.FlagErrorf("--wait-caught-up needs a positive duration and exact translation (--mode auto or exact)")
 	}
 	if opts.PlanOut != "" && opts.Apply {
 		return cmdutil.FlagErrorf("--plan-out saves a plan to apply later with --from-plan; it does not go with --apply")
@@ -221,9 +230,13 @@ func Run(ctx context.Context, opts *Options) error {
 	popts := failover.PlanOptions{Groups: groups, Mode: failover.Mode(opts.Mode), AllowRewind: opts.AllowRewind,
 		MaxLag: opts.MaxLag, CheckpointMaxAge: opts.CheckpointMaxAge, ClampOffsets: opts.ClampOffsets}
 	var plan *failover.Plan
-	if opts.Back {
+	switch {
+	case opts.Back:
 		plan, err = eng.PlanFailback(ctx, popts)
-	} else {
+	case opts.WaitCaughtUp > 0:
+		fmt.Fprintf(opts.IO.ErrOut, "waiting up to %s until every group's source position is replicated\n", opts.WaitCaughtUp)
+		plan, err = eng.WaitCaughtUp(ctx, popts, opts.WaitCaughtUp, time.Second)
+	default:
 		plan, err = eng.PlanFailover(ctx, popts)
 	}
 	if err != nil {

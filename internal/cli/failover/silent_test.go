@@ -93,6 +93,13 @@ func TestNoSilentSuccess(t *testing.T) {
 		t.Fatalf("not replicated: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 
+	// Draining first does not help while the mirror is stopped: refused
+	// when the time is up, with what is missing.
+	code, _, stderr = e.run(t, "failover", "--group", "late", "--wait-caught-up", "300ms", "--apply")
+	if code != 3 || !strings.Contains(stderr, "group late is not caught up after waiting 300ms: us-east.orders[0]: ") {
+		t.Fatalf("--wait-caught-up: exit %d %s", code, stderr)
+	}
+
 	// A complete move: exit 0 and its summary line.
 	code, _, stderr = e.run(t, "failover", "--group", "billing", "--apply")
 	if code != 0 || !strings.Contains(stderr, "group billing: committed 2\n") {
