@@ -58,7 +58,7 @@ type Options struct {
 	ClampOffsets     bool
 	WaitCaughtUp     time.Duration // --wait-caught-up: drain first, up to this long
 	PlanOut          string        // --plan-out: write the plan (and the state it was made from) here
-	FromPlan         string // --from-plan: apply this saved plan
+	FromPlan         string        // --from-plan: apply this saved plan
 }
 
 func newOptions(f *cmdutil.Factory, back bool) *Options {
