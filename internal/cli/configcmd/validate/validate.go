@@ -3,13 +3,18 @@ package validate
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"sort"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/mirrorctl/mirrorctl/internal/cli/cmdutil"
 	"github.com/mirrorctl/mirrorctl/internal/config"
 	"github.com/mirrorctl/mirrorctl/internal/iostreams"
+	"github.com/mirrorctl/mirrorctl/internal/kafka"
 	"github.com/mirrorctl/mirrorctl/internal/output"
 )
 
@@ -34,8 +39,27 @@ type Result struct {
 	Clusters int `json:"clusters"`
 	// EnabledFlows names the enabled flows, "source->target", sorted.
 	EnabledFlows []string `json:"enabled_flows"`
-	// Warnings are the non-fatal remarks, "file:line: key: msg", by line.
+	// Warnings are the non-fatal remarks, "file:line: key: msg", by line
+	// (the same as the warning entries of Problems).
 	Warnings []string `json:"warnings"`
+	// Problems lists every error and warning as fields: the file's errors
+	// first (then Valid is false and the command exits 2), then its
+	// warnings, client keys that will not be applied and secrets written
+	// literally, each group by line.
+	Problems []Problem `json:"problems"`
+}
+
+// Problem is one finding of `config validate`. It never holds a value.
+type Problem struct {
+	// Severity is "error" (the file is invalid) or "warning".
+	Severity string `json:"severity"`
+	File     string `json:"file"`
+	// Line is 1-based; 0 when the problem has no line (a missing key).
+	Line int `json:"line"`
+	// Key is the key as written, prefixes included; "" for file-wide
+	// problems.
+	Key     string `json:"key"`
+	Message string `json:"message"`
 }
 
 // NewCmdValidate returns `mirrorctl config validate`. If runF is non-nil it
@@ -47,7 +71,11 @@ func NewCmdValidate(f *cmdutil.Factory, runF func(*ValidateOptions) error) *cobr
 		Short: "Check mm2.properties for errors",
 		Long: "Parse mm2.properties as MirrorMaker 2 would and report every problem with its\n" +
 			"file:line and key. Warnings (unknown or misspelt keys, ignored or deprecated\n" +
-			"settings, duplicates) go to stderr and do not fail the check. Nothing is\n" +
+			"settings, duplicates, MM2 keys accepted but not acted on, client properties\n" +
+			"the Kafka client will not apply, secrets written literally instead of as\n" +
+			"${env:VAR} or ${file:/path:key}) go to stderr and do not fail the check.\n" +
+			"With -o json, stdout gets every problem as {severity, file, line, key,\n" +
+			"message}, also when the file is invalid (valid: false, exit 2). Nothing is\n" +
 			"sent to any cluster. Secret values never appear in the report.\n\n" +
 			"EXIT STATUS\n\n" +
 			"  0  the file is valid (it may have warnings)\n" +
@@ -66,34 +94,136 @@ func NewCmdValidate(f *cmdutil.Factory, runF func(*ValidateOptions) error) *cobr
 
 func runValidate(_ context.Context, opts *ValidateOptions) error {
 	cfg, err := opts.Config()
+	res := Result{
+		Envelope:     output.NewEnvelope(),
+		File:         opts.ConfigPath(),
+		Valid:        err == nil,
+		EnabledFlows: []string{},
+		Warnings:     []string{},
+		Problems:     []Problem{},
+	}
+	if err != nil {
+		var cerrs []*config.Error
+		collectErrors(err, &cerrs)
+		if len(cerrs) == 0 {
+			return err // not a finding in the file (e.g. it cannot be read)
+		}
+		for _, e := range cerrs {
+			res.Problems = append(res.Problems, Problem{Severity: "error", File: e.File, Line: e.Line, Key: e.Key, Message: e.Msg})
+		}
+	}
+	var warnings []config.Warning
 	if cfg != nil {
-		cmdutil.PrintWarnings(opts.IO, cfg.Warnings)
+		warnings = append(warnings, cfg.Warnings...)
+		if err == nil {
+			warnings = append(warnings, clientKeyWarnings(cfg)...)
+			warnings = append(warnings, cfg.LiteralSecrets()...)
+			sort.SliceStable(warnings, func(i, j int) bool { return warnings[i].Line < warnings[j].Line })
+		}
+	}
+	for _, w := range warnings {
+		res.Warnings = append(res.Warnings, w.String())
+		res.Problems = append(res.Problems, Problem{Severity: "warning", File: w.File, Line: w.Line, Key: w.Key, Message: w.Msg})
+	}
+	cmdutil.PrintWarnings(opts.IO, warnings)
+	if opts.Output() == output.FormatJSON {
+		if cfg != nil && err == nil {
+			res.Clusters = len(cfg.Clusters)
+			for _, fl := range cfg.EnabledFlows() {
+				res.EnabledFlows = append(res.EnabledFlows, fl.Name())
+			}
+		}
+		if werr := output.WriteJSON(opts.IO.Out, res); werr != nil {
+			return werr
+		}
+		return err
 	}
 	if err != nil {
 		return err
 	}
-	res := Result{
-		Envelope:     output.NewEnvelope(),
-		File:         opts.ConfigPath(),
-		Valid:        true,
-		Clusters:     len(cfg.Clusters),
-		EnabledFlows: []string{},
-		Warnings:     []string{},
-	}
+	res.Clusters = len(cfg.Clusters)
 	for _, fl := range cfg.EnabledFlows() {
 		res.EnabledFlows = append(res.EnabledFlows, fl.Name())
-	}
-	for _, w := range cfg.Warnings {
-		res.Warnings = append(res.Warnings, w.String())
-	}
-	if opts.Output() == output.FormatJSON {
-		return output.WriteJSON(opts.IO.Out, res)
 	}
 	if opts.IO.IsStderrTTY() {
 		cmdutil.Successf(opts.IO, "%s is valid: %s, %s", res.File,
 			plural(res.Clusters, "cluster"), plural(len(res.EnabledFlows), "enabled flow"))
 	}
 	return nil
+}
+
+// collectErrors appends every *config.Error in err's tree (errors.Join).
+func collectErrors(err error, out *[]*config.Error) {
+	var ce *config.Error
+	switch e := err.(type) {
+	case interface{ Unwrap() []error }:
+		for _, x := range e.Unwrap() {
+			collectErrors(x, out)
+		}
+	default:
+		if errors.As(err, &ce) {
+			*out = append(*out, ce)
+		}
+	}
+}
+
+// clientKeyWarnings maps each cluster's client properties, per role, as the
+// client factory will (kafka.Options), and returns a warning at the key's
+// file:line for every property that will not be applied, once per key.
+func clientKeyWarnings(cfg *config.Config) []config.Warning {
+	var out []config.Warning
+	seen := map[string]bool{}
+	var lines []string
+	if b, err := os.ReadFile(cfg.File); err == nil {
+		lines = strings.Split(string(b), "\n")
+	}
+	for _, alias := range cfg.Clusters {
+		cl, ok := cfg.Cluster(alias)
+		if !ok {
+			continue
+		}
+		for _, role := range []config.Role{config.RoleConsumer, config.RoleProducer, config.RoleAdmin} {
+			_, ws, err := kafka.Options(alias, cl.ClientProps(role))
+			if err != nil {
+				continue // a value error is reported when the client is built
+			}
+			where := map[string]config.Setting{}
+			for _, st := range cl.ClientSettings(role) {
+				where[st.Key] = st
+			}
+			for _, w := range ws {
+				key, why, _ := strings.Cut(w, ": ")
+				st := where[key]
+				written := key
+				if k := keyAt(lines, st.Line); k != "" {
+					written = k
+				}
+				id := fmt.Sprint(st.File, st.Line, written)
+				if seen[id] {
+					continue
+				}
+				seen[id] = true
+				out = append(out, config.Warning{File: st.File, Line: st.Line, Key: written,
+					Msg: fmt.Sprintf("client property will not be applied to the %s client: %s", role, why)})
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Line < out[j].Line })
+	return out
+}
+
+// keyAt returns the key written at line (1-based) of file, read as a
+// properties line ("key = value", "key: value" or "key value"), or "" when
+// the line cannot be read. Only the key is returned: values may be secrets.
+func keyAt(lines []string, line int) string {
+	if line < 1 || line > len(lines) {
+		return ""
+	}
+	l := strings.TrimSpace(lines[line-1])
+	if i := strings.IndexAny(l, "=: \t"); i >= 0 {
+		l = l[:i]
+	}
+	return l
 }
 
 func plural(n int, noun string) string {

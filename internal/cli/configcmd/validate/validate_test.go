@@ -2,8 +2,11 @@ package validate
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/mirrorctl/mirrorctl/internal/cli/clitest"
@@ -98,5 +101,70 @@ func TestRunValidateErrors(t *testing.T) {
 	}
 	if out.Len() != 0 || errOut.Len() != 0 {
 		t.Errorf("stdout %q stderr %q, want both empty (Main prints the error)", out, errOut)
+	}
+}
+
+// TestValidateJSONProblems checks that an invalid file with -o json still
+// writes a document listing each problem with file, line, key and message,
+// and returns the config error (exit 2).
+func TestValidateJSONProblems(t *testing.T) {
+	ios, _, out, _ := iostreams.Test()
+	err := runValidate(context.Background(), options(ios, "bad.properties", output.FormatJSON))
+	var cfgErr *config.Error
+	if !errors.As(err, &cfgErr) {
+		t.Fatalf("error %v does not wrap *config.Error (exit 2)", err)
+	}
+	clitest.Golden(t, "bad.json", out.String())
+	var res Result
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatal(err)
+	}
+	want := []Problem{
+		{Severity: "error", File: "testdata/bad.properties", Line: 3, Key: "nyc->fra.enabled", Message: "target cluster fra has no bootstrap.servers (set fra.bootstrap.servers)"},
+		{Severity: "error", File: "testdata/bad.properties", Line: 4, Key: "nyc->fra.offset.lag.max", Message: `"lots" is not an integer`},
+	}
+	if res.Valid || !reflect.DeepEqual(res.Problems, want) {
+		t.Fatalf("valid %v, problems %+v; want invalid with %+v", res.Valid, res.Problems, want)
+	}
+}
+
+// TestValidateClientKeysAndLiteralSecrets checks the warnings for client
+// properties the client will not apply and for secrets written in the file,
+// each at its own line and key, and that no secret value is printed.
+func TestValidateClientKeysAndLiteralSecrets(t *testing.T) {
+	for _, format := range []output.Format{output.FormatTable, output.FormatJSON} {
+		ios, _, out, errOut := iostreams.Test()
+		ios.SetColorDisabled(true)
+		if err := runValidate(context.Background(), options(ios, "clientkeys.properties", format)); err != nil {
+			t.Fatal(err)
+		}
+		all := out.String() + errOut.String()
+		for _, secret := range []string{"Hunt3r-Pa55-qq1", "Ch4nge-Pa55-ww2"} {
+			if strings.Contains(all, secret) {
+				t.Fatalf("%s: secret %q printed:\n%s", format, secret, all)
+			}
+		}
+		if format == output.FormatJSON {
+			clitest.Golden(t, "clientkeys.json", out.String())
+		}
+		want := []string{
+			"warning: testdata/clientkeys.properties:5: nyc.consumer.max.poll.records: client property will not be applied to the consumer client: ",
+			"warning: testdata/clientkeys.properties:8: fra.sasl.jaas.config: secret written in the file; reference it instead, e.g. ${env:VAR}",
+			"warning: testdata/clientkeys.properties:9: fra.ssl.truststore.password: secret written in the file",
+			"warning: testdata/clientkeys.properties:10: producer.batch.size: client property will not be applied to the producer client: ",
+			"warning: testdata/clientkeys.properties:11: nyc.ssl.keystore.password: client property will not be applied to the consumer client: ignored (security.protocol is PLAINTEXT)",
+		}
+		lines := strings.Split(strings.TrimSpace(errOut.String()), "\n")
+		if len(lines) != len(want) {
+			t.Fatalf("%d warnings, want %d:\n%s", len(lines), len(want), errOut)
+		}
+		for i, w := range want {
+			if !strings.HasPrefix(lines[i], w) {
+				t.Errorf("warning %d = %q, want prefix %q", i, lines[i], w)
+			}
+		}
+		if strings.Contains(errOut.String(), "keystore.password: secret") {
+			t.Errorf("a ${env:...} reference was reported as a literal secret:\n%s", errOut)
+		}
 	}
 }
