@@ -323,9 +323,20 @@ func (b *builder) flow(f Flow) error {
 		b.addAll(tgt, p, TypeTopic, hb, OpCreate, "heartbeats: CreateTopics "+cfg.Policy.HeartbeatsTopic())
 		b.addAll(tgt, p, TypeTopic, hb, OpWrite, "heartbeats: Produce a heartbeat every emit.heartbeats.interval.seconds")
 	}
+	if cfg.Enabled || cfg.EmitHeartbeats {
+		// The flow leader is the member of <group>-leader on the target that
+		// holds its one topic: the progress topic of an enabled flow (READ
+		// below), else heartbeats.
+		b.addAll(tgt, p, TypeGroup, []resource{literal(cfg.GroupID + "-leader")}, OpRead, "flow leader: JoinGroup, SyncGroup and Heartbeat of the leader group")
+		if !cfg.Enabled {
+			b.addAll(tgt, p, TypeTopic, []resource{literal(cfg.Policy.HeartbeatsTopic())}, OpRead, "flow leader: the leader group subscribes to heartbeats")
+		}
+	}
 	if !cfg.Enabled {
 		return nil
 	}
+	b.addAll(src, p, TypeGroup, []resource{literal(cfg.GroupID)}, OpRead,
+		"partition tasks: JoinGroup, SyncGroup, Heartbeat of the flow's group (and DescribeGroups for tasks.max)")
 	accept := func(t string) bool {
 		return filter.DecideTopic(cfg.Policy, cfg.Topics, t, tgt, false).Replicate
 	}

@@ -82,12 +82,14 @@ func TestBuildMinimalDefault(t *testing.T) {
 		"eu-west us-east.orders LITERAL CREATE",
 		"eu-west us-east.orders LITERAL ALTER",
 		"eu-west us-east.orders LITERAL ALTER_CONFIGS",
+		"eu-west mirrorctl-us-east-eu-west-leader LITERAL READ",
 		"us-east mm2-offset-syncs.eu-west.internal LITERAL READ",
 		"us-east mm2-offset-syncs.eu-west.internal LITERAL WRITE",
 		"us-east mm2-offset-syncs.eu-west.internal LITERAL CREATE",
 		"us-east orders LITERAL READ",
 		"us-east orders LITERAL DESCRIBE_CONFIGS",
 		"us-east g LITERAL DESCRIBE",
+		"us-east mirrorctl-us-east-eu-west LITERAL READ",
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("bindings:\n got %q\nwant %q", got, want)

@@ -13,6 +13,7 @@ kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.prop
 kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Alter --topic us-east. --resource-pattern-type prefixed
 kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation AlterConfigs --topic us-east. --resource-pattern-type prefixed
 kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Read --topic us-east.checkpoints.internal --resource-pattern-type literal
+kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Read --group mirrorctl-us-east-eu-west-leader --resource-pattern-type literal
 # cluster us-east: replace us-east-admin.properties with a client config for an admin of us-east
 kafka-acls.sh --bootstrap-server east-1:9092,east-2:9092 --command-config us-east-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Describe --cluster
 kafka-acls.sh --bootstrap-server east-1:9092,east-2:9092 --command-config us-east-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Read --topic '*' --resource-pattern-type literal
@@ -22,3 +23,5 @@ kafka-acls.sh --bootstrap-server east-1:9092,east-2:9092 --command-config us-eas
 kafka-acls.sh --bootstrap-server east-1:9092,east-2:9092 --command-config us-east-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Write --topic mm2-offset-syncs.eu-west.internal --resource-pattern-type literal
 kafka-acls.sh --bootstrap-server east-1:9092,east-2:9092 --command-config us-east-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Create --topic mm2-offset-syncs.eu-west.internal --resource-pattern-type literal
 kafka-acls.sh --bootstrap-server east-1:9092,east-2:9092 --command-config us-east-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Describe --group '*' --resource-pattern-type literal
+kafka-acls.sh --bootstrap-server east-1:9092,east-2:9092 --command-config us-east-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Read --group mirrorctl-eu-west-us-east-leader --resource-pattern-type literal
+kafka-acls.sh --bootstrap-server east-1:9092,east-2:9092 --command-config us-east-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Read --group mirrorctl-us-east-eu-west --resource-pattern-type literal
