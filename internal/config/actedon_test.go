@@ -140,7 +140,7 @@ var actedOnKeys = []string{
 	// (or, for the policy, refuses) any other.
 	"topic.filter.class", "group.filter.class", "config.property.filter.class", "forwarding.admin.class",
 	// The most processes copying a flow at once; the flow's consumer group.
-	"tasks.max", KeyGroupID,
+	"tasks.max", KeyGroupID, KeyProgressInterval,
 }
 
 // TestEveryKnownKeyClassified fails when a key is added to knownKeys without

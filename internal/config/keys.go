@@ -106,7 +106,13 @@ var knownKeys = map[string]keyInfo{
 	// which replicate processes share its partitions. The default,
 	// mirrorctl-<source>-<target>, is filled in per flow (buildFlow).
 	KeyGroupID: {kind: kString},
+	// How often a replicate process writes the acknowledged positions of its
+	// partition tasks to the progress topic: what a crash can re-copy.
+	KeyProgressInterval: {kind: kInt, def: "1000", min: 10, hasMin: true},
 }
+
+// KeyProgressInterval is mirrorctl's progress write interval, in ms.
+const KeyProgressInterval = "mirrorctl.progress.interval.ms"
 
 // KeyGroupID names the consumer group of a flow (mirrorctl's key, not MM2's).
 const KeyGroupID = "mirrorctl.group.id"

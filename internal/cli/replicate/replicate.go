@@ -149,7 +149,11 @@ type RunResult struct {
 	// Groups lists, per flow, each checkpointed consumer group: partitions
 	// with a checkpoint and the last sync.group.offsets outcome.
 	Groups []replicate.GroupStats `json:"groups"`
-	Errors []string               `json:"errors"`
+	// Members says, per flow, who this process was in the flow's groups:
+	// its client id and host, whether it led the flow, how many partition
+	// tasks it ran and how often the assignment changed.
+	Members []replicate.FlowStatus `json:"members"`
+	Errors  []string               `json:"errors"`
 }
 
 // TopicResult sums one replicated topic of a flow.
@@ -203,12 +207,15 @@ func runReplicate(ctx context.Context, opts *ReplicateOptions) error {
 	if err != nil {
 		return err
 	}
+	if mo, ok := obs.(*metrics.Observer); ok {
+		mo.SetMembership(m.Status)
+	}
 	if !opts.Once && opts.IO.IsStderrTTY() {
 		stopStatus := statusLines(ctx, opts, m)
 		defer stopStatus()
 	}
 	runErr := m.Run(ctx)
-	if rerr := render(opts, m.Stats(), m.GroupStats(), runErr); rerr != nil {
+	if rerr := render(opts, m.Stats(), m.GroupStats(), m.Status(), runErr); rerr != nil {
 		return rerr
 	}
 	if ctx.Err() != nil {
@@ -247,6 +254,16 @@ func statusLines(ctx context.Context, opts *ReplicateOptions, m *replicate.Mirro
 				line := fmt.Sprintf("• %s: %d records (%d value bytes) copied over %d partitions", time.Now().Format("15:04:05"), recs, bytes, parts)
 				if stopped > 0 {
 					line += fmt.Sprintf(", %d partitions stopped", stopped)
+				}
+				for _, f := range m.Status() {
+					if f.Group == "" {
+						continue // a pair that only emits heartbeats
+					}
+					role := f.Membership
+					if f.Leader {
+						role += ", leader"
+					}
+					line += fmt.Sprintf("; %s: %s (%s), %d partition tasks", f.Flow, f.Member, role, f.Tasks)
 				}
 				fmt.Fprintln(opts.IO.ErrOut, line)
 			}
@@ -297,7 +314,7 @@ func dryRun(ctx context.Context, opts *ReplicateOptions, flows []replicate.FlowC
 	return t.Render(opts.IO, opts.Output())
 }
 
-func render(opts *ReplicateOptions, stats []replicate.PartitionStats, groups []replicate.GroupStats, runErr error) error {
+func render(opts *ReplicateOptions, stats []replicate.PartitionStats, groups []replicate.GroupStats, members []replicate.FlowStatus, runErr error) error {
 	byTopic := map[[2]string]*TopicResult{}
 	for _, s := range stats {
 		k := [2]string{s.Flow, s.Topic}
@@ -313,7 +330,10 @@ func render(opts *ReplicateOptions, stats []replicate.PartitionStats, groups []r
 			tr.Stopped++
 		}
 	}
-	res := RunResult{Envelope: output.NewEnvelope(), Topics: []TopicResult{}, Groups: groups, Errors: []string{}}
+	res := RunResult{Envelope: output.NewEnvelope(), Topics: []TopicResult{}, Groups: groups, Members: members, Errors: []string{}}
+	if res.Members == nil {
+		res.Members = []replicate.FlowStatus{}
+	}
 	if res.Groups == nil {
 		res.Groups = []replicate.GroupStats{}
 	}
