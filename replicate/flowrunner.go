@@ -230,10 +230,10 @@ func (fr *flowRunner) run(ctx context.Context) (err error) {
 // member needs (the progress and offset-syncs topics, the topics to
 // subscribe to, with once the end offsets to copy up to), at once. It
 // returns the replicated source topics and a func that closes the clients.
-func (fr *flowRunner) setUp(ctx context.Context) (topics []string, closeAll func(), err error) {
+func (fr *flowRunner) setUp(ctx context.Context) (topics []string, _ func(), err error) {
 	w, cfg := fr.worker, fr.cfg
 	var closers []func()
-	closeAll = func() {
+	closeAll := func() {
 		for i := len(closers) - 1; i >= 0; i-- {
 			closers[i]()
 		}

@@ -429,6 +429,11 @@ func (b *builder) consumer() {
 	}
 	if d, ok := b.millis("session.timeout.ms", 1); ok {
 		b.add(kgo.SessionTimeout(d))
+		if _, hb := b.props["heartbeat.interval.ms"]; !hb && d < 9*time.Second {
+			// kgo's default heartbeat (3 s) must stay below the session
+			// timeout; a third of it, as Kafka's defaults are.
+			b.add(kgo.HeartbeatInterval(max(d/3, time.Millisecond)))
+		}
 	}
 	if d, ok := b.millis("heartbeat.interval.ms", 1); ok {
 		b.add(kgo.HeartbeatInterval(d))

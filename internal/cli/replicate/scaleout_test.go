@@ -1,0 +1,417 @@
+package replicate_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/mirrorctl/mirrorctl/internal/metrics"
+	"github.com/mirrorctl/mirrorctl/internal/testkit"
+)
+
+// The tests of this file run `mirrorctl replicate` as separate processes (this
+// test binary re-executed, see TestMain) against two embedded clusters, so a
+// member can be killed with SIGKILL: no final progress, no leave request; the
+// group notices only after the session timeout.
+
+// scaleEnv is a cluster pair whose group coordinators accept short session
+// timeouts, and an mm2.properties for it.
+func scaleEnv(t *testing.T, extra string) *env {
+	t.Helper()
+	p := testkit.NewPairWith(t, kfake.GroupMinSessionTimeout(100*time.Millisecond))
+	return &env{Pair: p, config: p.WriteConfig(t, `us-east.consumer.session.timeout.ms = 1500
+eu-west.consumer.session.timeout.ms = 1500
+mirrorctl.progress.interval.ms = 200
+`+extra)}
+}
+
+// proc is one `mirrorctl replicate` process.
+type proc struct {
+	name    string
+	cmd     *exec.Cmd
+	stderr  *lockedBuffer
+	metrics string // host:port of /status
+	done    chan struct{}
+	code    int
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+func startProc(t *testing.T, e *env, name string, args ...string) *proc {
+	t.Helper()
+	addr := freeAddr(t)
+	all := append([]string{"replicate", "-c", e.config, "--metrics-addr", addr}, args...)
+	p := &proc{name: name, cmd: exec.Command(os.Args[0], all...), stderr: &lockedBuffer{}, metrics: addr, done: make(chan struct{})}
+	p.cmd.Env = append(os.Environ(), "MIRRORCTL_TEST_MAIN=1")
+	p.cmd.Stderr = p.stderr
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		_ = p.cmd.Wait()
+		p.code = p.cmd.ProcessState.ExitCode()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		_ = p.cmd.Process.Kill()
+		<-p.done
+		if t.Failed() {
+			t.Logf("%s stderr:\n%s", p.name, p.stderr.String())
+		}
+	})
+	return p
+}
+
+func (p *proc) kill(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-p.done
+}
+
+// term stops p as systemd or Kubernetes would, and returns its exit code.
+func (p *proc) term(t *testing.T) int {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s did not stop within 30s of SIGTERM", p.name)
+	}
+	return p.code
+}
+
+// status reads p's /status; ok is false while it does not answer.
+func (p *proc) status() (metrics.FlowStatus, bool) {
+	cl := http.Client{Timeout: time.Second}
+	resp, err := cl.Get("http://" + p.metrics + "/status")
+	if err != nil {
+		return metrics.FlowStatus{}, false
+	}
+	defer resp.Body.Close()
+	var st metrics.Status
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		return metrics.FlowStatus{}, false
+	}
+	for _, f := range st.Flows {
+		if f.Source == "us-east" && f.Target == "eu-west" && f.Membership != nil {
+			return f, true
+		}
+	}
+	return metrics.FlowStatus{}, false
+}
+
+func tasksOf(procs ...*proc) (tasks []int, leaders int) {
+	for _, p := range procs {
+		st, ok := p.status()
+		if !ok {
+			tasks = append(tasks, -1)
+			continue
+		}
+		tasks = append(tasks, st.Membership.Tasks)
+		if st.Membership.Leader {
+			leaders++
+		}
+	}
+	return tasks, leaders
+}
+
+func spread(procs []*proc, parts int) func() bool {
+	return func() bool {
+		ts, leaders := tasksOf(procs...)
+		n := 0
+		for _, x := range ts {
+			if x <= 0 {
+				return false
+			}
+			n += x
+		}
+		return n == parts && leaders == 1
+	}
+}
+
+// waitFor polls cond every 50 ms, failing t after d.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// stream produces n records "p<partition>-<index>" to each partition of
+// topic in batches of 50, pausing between batches, and closes done.
+func stream(t *testing.T, e *env, topic string, parts int32, n int, pause time.Duration) (done chan struct{}) {
+	done = make(chan struct{})
+	cl := e.Client(t, "us-east", kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	go func() {
+		defer close(done)
+		for i := 0; i < n; i += 50 {
+			var recs []*kgo.Record
+			for p := int32(0); p < parts; p++ {
+				for j := i; j < min(i+50, n); j++ {
+					recs = append(recs, &kgo.Record{Topic: topic, Partition: p, Value: []byte(fmt.Sprintf("p%d-%06d", p, j))})
+				}
+			}
+			if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+				t.Error(err)
+				return
+			}
+			time.Sleep(pause)
+		}
+	}()
+	return done
+}
+
+// awaitEnd waits until every partition of the remote topic holds at least n
+// records.
+func awaitEnd(t *testing.T, e *env, remote string, parts int32, n int) {
+	t.Helper()
+	adm := kadm.NewClient(e.Client(t, "eu-west"))
+	waitFor(t, 60*time.Second, fmt.Sprintf("%s to hold %d records per partition", remote, n), func() bool {
+		ends, err := adm.ListEndOffsets(context.Background(), remote)
+		if err != nil {
+			return false
+		}
+		for p := int32(0); p < parts; p++ {
+			if o, ok := ends.Lookup(remote, p); !ok || o.Err != nil || o.Offset < int64(n) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// checkAll asserts that no source record is missing from the remote topic
+// and each run of copies is in order, and returns the repeats per partition.
+func checkAll(t *testing.T, e *env, remote string, parts int32, n int) []int {
+	t.Helper()
+	got := e.ReadAll(t, "eu-west", remote)
+	dups := make([]int, parts)
+	for p := int32(0); p < parts; p++ {
+		idx := make([]int, 0, len(got[p]))
+		for _, r := range got[p] {
+			_, num, _ := strings.Cut(string(r.Value), "-")
+			i, err := strconv.Atoi(num)
+			if err != nil || !strings.HasPrefix(string(r.Value), fmt.Sprintf("p%d-", p)) {
+				t.Fatalf("%s[%d] holds %q", remote, p, r.Value)
+			}
+			idx = append(idx, i)
+		}
+		d, err := testkit.CheckCopy(idx, n)
+		if err != nil {
+			t.Fatalf("%s[%d]: %v", remote, p, err)
+		}
+		dups[p] = d
+	}
+	return dups
+}
+
+func total(xs []int) int {
+	n := 0
+	for _, x := range xs {
+		n += x
+	}
+	return n
+}
+
+// Three processes share twelve partitions while records keep arriving; the
+// leader is killed with SIGKILL mid-stream, the others take over its
+// partitions and the leadership; a fourth joins. Every record ends up on
+// the target in order; the repeats are bounded by what the killed process
+// had copied since its last progress write. Exactly one process emits
+// heartbeats at any time.
+func TestProcessesShareAndSurviveSIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts subprocesses")
+	}
+	e := scaleEnv(t, "tasks.max = 4\nus-east->eu-west.emit.heartbeats.enabled = true\n")
+	const parts, n = 12, 4000
+	createTopics(t, e.Client(t, "us-east"), parts, "orders")
+	procs := []*proc{startProc(t, e, "a"), startProc(t, e, "b"), startProc(t, e, "c")}
+	waitFor(t, 30*time.Second, "12 partitions spread over 3 processes, one leader", spread(procs, parts))
+
+	done := stream(t, e, "orders", parts, n, 40*time.Millisecond)
+	awaitEnd(t, e, "us-east.orders", parts, n/4)
+	leader := -1
+	for i, p := range procs {
+		if st, ok := p.status(); ok && st.Membership.Leader {
+			leader = i
+		}
+	}
+	if leader < 0 {
+		t.Fatal("no process leads the flow")
+	}
+	killed := procs[leader]
+	killedAt := time.Now()
+	killed.kill(t)
+	rest := append(append([]*proc(nil), procs[:leader]...), procs[leader+1:]...)
+	waitFor(t, 30*time.Second, "the killed leader's partitions and leadership taken over", spread(rest, parts))
+	t.Logf("takeover after SIGKILL of the leader took %s (session timeout 1.5s)", time.Since(killedAt).Round(10*time.Millisecond))
+
+	d := startProc(t, e, "d")
+	rest = append(rest, d)
+	waitFor(t, 30*time.Second, "the 4th process takes partitions", spread(rest, parts))
+	<-done
+	awaitEnd(t, e, "us-east.orders", parts, n)
+	for _, p := range rest {
+		if code := p.term(t); code != 130 {
+			t.Errorf("%s: exit %d after SIGTERM, want 130", p.name, code)
+		}
+	}
+	dups := checkAll(t, e, "us-east.orders", parts, n)
+	t.Logf("%d records per partition over %d partitions; repeats per partition after one SIGKILL: %v (total %d)", n, parts, dups, total(dups))
+	// The killed process wrote progress every 200 ms; what it copied after
+	// its last write is copied again. 50 records per partition arrive every
+	// 40 ms, so a 200 ms window holds about 250; allow four windows.
+	for p, d := range dups {
+		if d > 1000 {
+			t.Errorf("partition %d: %d repeats, more than the killed process could have copied since its last progress write", p, d)
+		}
+	}
+	// One heartbeat per second from the leader, not one per process.
+	hbs := e.ReadAll(t, "eu-west", "heartbeats")[0]
+	close2 := 0
+	for i := 1; i < len(hbs); i++ {
+		if hbs[i].Timestamp.Sub(hbs[i-1].Timestamp) < 500*time.Millisecond {
+			close2++
+		}
+	}
+	t.Logf("%d heartbeats, %d closer than half an interval", len(hbs), close2)
+	if len(hbs) == 0 || close2 > 2 {
+		t.Errorf("%d of %d heartbeats closer than half an interval: more than one process emits them", close2, len(hbs))
+	}
+}
+
+// Two processes, each killed with SIGKILL at random moments and restarted,
+// while records keep arriving: nothing is lost, order is kept, and the
+// repeats each kill causes are reported. The full version (1M records, 10
+// kills) runs against real brokers in make test-kafka.
+func TestRandomSIGKILLsLoseNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts subprocesses")
+	}
+	e := scaleEnv(t, "tasks.max = 2\n")
+	const parts, n, kills = 6, 10000, 4
+	createTopics(t, e.Client(t, "us-east"), parts, "orders")
+	procs := []*proc{startProc(t, e, "a0"), startProc(t, e, "b0")}
+	waitFor(t, 30*time.Second, "6 partitions over 2 processes", spread(procs, parts))
+	done := stream(t, e, "orders", parts, n, 60*time.Millisecond)
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	var prev []int
+	for k := 0; k < kills; k++ {
+		time.Sleep(time.Duration(200+rng.IntN(600)) * time.Millisecond)
+		select {
+		case <-done:
+			t.Fatalf("kill %d came after the last record was produced: the test must kill mid-stream", k+1)
+		default:
+		}
+		i := rng.IntN(len(procs))
+		procs[i].kill(t)
+		procs[i] = startProc(t, e, fmt.Sprintf("%c%d", 'a'+i, k+1))
+		waitFor(t, 30*time.Second, fmt.Sprintf("kill %d: both processes copying again", k+1), spread(procs, parts))
+		// Repeats so far (a read of what is on the target now).
+		awaitEnd(t, e, "us-east.orders", parts, 1)
+		got := e.ReadAll(t, "eu-west", "us-east.orders")
+		var now []int
+		for p := int32(0); p < parts; p++ {
+			seen := map[string]int{}
+			dup := 0
+			for _, r := range got[p] {
+				seen[string(r.Value)]++
+				if seen[string(r.Value)] > 1 {
+					dup++
+				}
+			}
+			now = append(now, dup)
+		}
+		delta := total(now) - total(prev)
+		t.Logf("kill %d (%s): %d records repeated by it", k+1, procs[i].name, delta)
+		prev = now
+	}
+	<-done
+	awaitEnd(t, e, "us-east.orders", parts, n)
+	for _, p := range procs {
+		p.term(t)
+	}
+	dups := checkAll(t, e, "us-east.orders", parts, n)
+	t.Logf("%d kills: 0 lost, order kept, %d repeats in all (%v per partition)", kills, total(dups), dups)
+}
+
+// Two processes started at the same moment on one config (tasks.max left at
+// 1): one copies, the other waits as a standby; no second copy.
+func TestTwoProcessesStartedAtOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts subprocesses")
+	}
+	e := scaleEnv(t, "")
+	const parts, n = 4, 2000
+	createTopics(t, e.Client(t, "us-east"), parts, "orders")
+	e.produceN(t, "us-east", "orders", parts, n)
+	a, b := startProc(t, e, "a"), startProc(t, e, "b")
+	awaitEnd(t, e, "us-east.orders", parts, n)
+	waitFor(t, 30*time.Second, "one member and one standby", func() bool {
+		sa, oka := a.status()
+		sb, okb := b.status()
+		if !oka || !okb {
+			return false
+		}
+		roles := sa.Membership.Membership + "," + sb.Membership.Membership
+		return roles == "member,standby" || roles == "standby,member"
+	})
+	a.term(t)
+	b.term(t)
+	dups := checkAll(t, e, "us-east.orders", parts, n)
+	t.Logf("repeats: %v", dups)
+	if total(dups) > parts*n/10 {
+		t.Errorf("%d repeats of %d records: more than a small fraction", total(dups), parts*n)
+	}
+}
