@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"sort"
 	"strings"
@@ -105,8 +106,8 @@ func runValidate(_ context.Context, opts *ValidateOptions) error {
 	if err != nil {
 		var cerrs []*config.Error
 		collectErrors(err, &cerrs)
-		if len(cerrs) == 0 {
-			return err // not a finding in the file (e.g. it cannot be read)
+		if len(cerrs) == 0 || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+			return err // not a finding in the file: it cannot be read
 		}
 		for _, e := range cerrs {
 			res.Problems = append(res.Problems, Problem{Severity: "error", File: e.File, Line: e.Line, Key: e.Key, Message: e.Msg})

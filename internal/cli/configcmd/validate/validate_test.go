@@ -54,9 +54,9 @@ func TestRunValidate(t *testing.T) {
 		wantStderr string
 	}{
 		{name: "valid on a tty", file: "good.properties", stderrTTY: true,
-			wantStderr: "✓ testdata/good.properties is valid: 2 clusters, 1 enabled flow\n"},
-		{name: "valid off a tty is quiet", file: "good.properties"},
-		{name: "valid json", file: "good.properties", format: output.FormatJSON, wantStdout: "good.json"},
+			wantStderr: "warning: testdata/good.properties:6: nyc.sasl.jaas.config: secret written in the file; reference it instead, e.g. ${env:VAR} or ${file:/path/to/secrets.properties:key} (with config.providers = env, file), so it stays out of the file and its copies\n" + "✓ testdata/good.properties is valid: 2 clusters, 1 enabled flow\n"},
+		{name: "valid off a tty has no success line", file: "good.properties", wantStderr: "warning: testdata/good.properties:6: nyc.sasl.jaas.config: secret written in the file; reference it instead, e.g. ${env:VAR} or ${file:/path/to/secrets.properties:key} (with config.providers = env, file), so it stays out of the file and its copies\n"},
+		{name: "valid json", file: "good.properties", format: output.FormatJSON, wantStdout: "good.json", wantStderr: "warning: testdata/good.properties:6: nyc.sasl.jaas.config: secret written in the file; reference it instead, e.g. ${env:VAR} or ${file:/path/to/secrets.properties:key} (with config.providers = env, file), so it stays out of the file and its copies\n"},
 		{name: "warnings go to stderr", file: "warn.properties", stderrTTY: true,
 			wantStderr: "warning: testdata/warn.properties:5: nyc->fra.topcs: unknown key; did you mean \"nyc->fra.topics\"?\n" +
 				"✓ testdata/warn.properties is valid: 2 clusters, 1 enabled flow\n"},
