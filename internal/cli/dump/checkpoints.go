@@ -3,7 +3,6 @@ package dump
 import (
 	"cmp"
 	"context"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -163,37 +162,20 @@ func (c *cpCollector) sort() {
 	})
 }
 
+// sheet declares the columns of CheckpointRow, in its order.
 func (c *cpCollector) sheet() *sheet {
 	g, t, m := c.groups.names, c.topics.names, c.metas.names
-	return &sheet{
-		jsonKey: "checkpoints",
-		columns: []string{"group", "topic", "partition", "upstream_offset", "downstream_offset", "metadata", "timestamp", "record_offset"},
-		titles:  []string{"group", "topic", "partition", "upstream offset", "downstream offset", "metadata", "time", "age", "record offset"},
-		n:       c.rows.n,
-		write: func(i int, w *rowWriter) {
-			r := c.rows.sorted(i)
-			w.str(g[r.group])
-			w.str(t[r.topic])
-			w.int(int64(r.partition))
-			w.int(r.upstream)
-			w.int(r.downstream)
-			w.str(m[r.meta])
-			w.millis(r.ts)
-			w.int(r.offset)
-		},
-		tty: func(i int, now time.Time) []string {
-			r := c.rows.sorted(i)
-			at, age := ttyTime(r.ts, now)
-			return []string{g[r.group], t[r.topic], itoa(int64(r.partition)), itoa(r.upstream), itoa(r.downstream),
-				m[r.meta], at, age, itoa(r.offset)}
-		},
-		json: func(i int) any {
-			r := c.rows.sorted(i)
-			return CheckpointRow{Group: g[r.group], Topic: t[r.topic], Partition: r.partition, UpstreamOffset: r.upstream,
-				DownstreamOffset: r.downstream, Metadata: m[r.meta], Timestamp: formatMillis(r.ts), RecordOffset: r.offset}
-		},
-		skipped: c.skipped,
-	}
+	row := c.rows.sorted
+	return &sheet{jsonKey: "checkpoints", n: c.rows.n, skipped: c.skipped, cols: []column{
+		strCol("group", "group", func(i int) string { return g[row(i).group] }),
+		strCol("topic", "topic", func(i int) string { return t[row(i).topic] }),
+		numCol("partition", "partition", func(i int) int64 { return int64(row(i).partition) }),
+		numCol("upstream_offset", "upstream offset", func(i int) int64 { return row(i).upstream }),
+		numCol("downstream_offset", "downstream offset", func(i int) int64 { return row(i).downstream }),
+		strCol("metadata", "metadata", func(i int) string { return m[row(i).meta] }),
+		timeCol("timestamp", func(i int) int64 { return row(i).ts }),
+		numCol("record_offset", "record offset", func(i int) int64 { return row(i).offset }),
+	}}
 }
 
 func runCheckpointsDump(ctx context.Context, opts *CheckpointsOptions) error {

@@ -285,8 +285,6 @@ func lowerGC() (restore func()) {
 // record timestamps, used in JSON, CSV and TSV.
 const timeLayout = "2006-01-02T15:04:05.000Z07:00"
 
-func formatMillis(ms int64) string { return time.UnixMilli(ms).UTC().Format(timeLayout) }
-
 // chunkRows is the number of rows per chunk of a rowStore.
 const chunkRows = 1 << 14
 

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -150,31 +149,16 @@ func (c *hbCollector) sort() {
 	})
 }
 
+// sheet declares the columns of HeartbeatRow, in its order.
 func (c *hbCollector) sheet() *sheet {
 	s, t := c.sources.names, c.targets.names
-	return &sheet{
-		jsonKey: "heartbeats",
-		columns: []string{"source", "target", "timestamp", "record_offset"},
-		titles:  []string{"source", "target", "time", "age", "record offset"},
-		n:       c.rows.n,
-		write: func(i int, w *rowWriter) {
-			r := c.rows.sorted(i)
-			w.str(s[r.source])
-			w.str(t[r.target])
-			w.millis(r.ts)
-			w.int(r.offset)
-		},
-		tty: func(i int, now time.Time) []string {
-			r := c.rows.sorted(i)
-			at, age := ttyTime(r.ts, now)
-			return []string{s[r.source], t[r.target], at, age, itoa(r.offset)}
-		},
-		json: func(i int) any {
-			r := c.rows.sorted(i)
-			return HeartbeatRow{Source: s[r.source], Target: t[r.target], Timestamp: formatMillis(r.ts), RecordOffset: r.offset}
-		},
-		skipped: c.skipped,
-	}
+	row := c.rows.sorted
+	return &sheet{jsonKey: "heartbeats", n: c.rows.n, skipped: c.skipped, cols: []column{
+		strCol("source", "source", func(i int) string { return s[row(i).source] }),
+		strCol("target", "target", func(i int) string { return t[row(i).target] }),
+		timeCol("timestamp", func(i int) int64 { return row(i).ts }),
+		numCol("record_offset", "record offset", func(i int) int64 { return row(i).offset }),
+	}}
 }
 
 func runHeartbeatsDump(ctx context.Context, opts *HeartbeatsOptions) error {

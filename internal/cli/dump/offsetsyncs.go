@@ -139,34 +139,18 @@ func (c *osCollector) sort() {
 	})
 }
 
+// sheet declares the columns of OffsetSyncRow, in its order.
 func (c *osCollector) sheet() *sheet {
 	t := c.topics.names
-	return &sheet{
-		jsonKey: "offset_syncs",
-		columns: []string{"topic", "partition", "upstream_offset", "downstream_offset", "timestamp", "record_offset"},
-		titles:  []string{"topic", "partition", "upstream offset", "downstream offset", "time", "age", "record offset"},
-		n:       c.rows.n,
-		write: func(i int, w *rowWriter) {
-			r := c.rows.sorted(i)
-			w.str(t[r.topic])
-			w.int(int64(r.partition))
-			w.int(r.upstream)
-			w.int(r.downstream)
-			w.millis(r.ts)
-			w.int(r.offset)
-		},
-		tty: func(i int, now time.Time) []string {
-			r := c.rows.sorted(i)
-			at, age := ttyTime(r.ts, now)
-			return []string{t[r.topic], itoa(int64(r.partition)), itoa(r.upstream), itoa(r.downstream), at, age, itoa(r.offset)}
-		},
-		json: func(i int) any {
-			r := c.rows.sorted(i)
-			return OffsetSyncRow{Topic: t[r.topic], Partition: r.partition, UpstreamOffset: r.upstream,
-				DownstreamOffset: r.downstream, Timestamp: formatMillis(r.ts), RecordOffset: r.offset}
-		},
-		skipped: c.skipped,
-	}
+	row := c.rows.sorted
+	return &sheet{jsonKey: "offset_syncs", n: c.rows.n, skipped: c.skipped, cols: []column{
+		strCol("topic", "topic", func(i int) string { return t[row(i).topic] }),
+		numCol("partition", "partition", func(i int) int64 { return int64(row(i).partition) }),
+		numCol("upstream_offset", "upstream offset", func(i int) int64 { return row(i).upstream }),
+		numCol("downstream_offset", "downstream offset", func(i int) int64 { return row(i).downstream }),
+		timeCol("timestamp", func(i int) int64 { return row(i).ts }),
+		numCol("record_offset", "record offset", func(i int) int64 { return row(i).offset }),
+	}}
 }
 
 func runOffsetSyncsDump(ctx context.Context, opts *OffsetSyncsOptions) error {

@@ -12,26 +12,146 @@ import (
 	"github.com/mirrorctl/mirrorctl/internal/output"
 )
 
-// sheet describes one dump's rows for every output format. Rows are
-// produced on demand by index, already sorted, so nothing per row is
-// materialised as strings except on a TTY.
+// column is one field of a dump's rows, declared once for every output
+// format: name is the CSV header and the JSON field name, title the TTY
+// header. Exactly one of str, num and millis is set; each returns the cell of
+// sorted row i. A millis column (epoch ms) is an RFC 3339 UTC time with
+// milliseconds in CSV, TSV and JSON, and two cells on a TTY: the time and its
+// age ("time", "age").
+type column struct {
+	name, title string
+	str         func(i int) string
+	num         func(i int) int64
+	millis      func(i int) int64
+}
+
+func strCol(name, title string, f func(int) string) column {
+	return column{name: name, title: title, str: f}
+}
+
+func numCol(name, title string, f func(int) int64) column {
+	return column{name: name, title: title, num: f}
+}
+
+// timeCol is a millis column shown as "time" and "age" on a TTY.
+func timeCol(name string, f func(int) int64) column {
+	return column{name: name, title: "time", millis: f}
+}
+
+// sheet is one dump's rows for every output format: n rows, produced on
+// demand by index, already sorted, through the columns, so nothing per row
+// is materialised as strings except on a TTY.
 type sheet struct {
 	// jsonKey is the name of the rows array in the JSON document
 	// ("checkpoints", "offset_syncs", "heartbeats").
 	jsonKey string
-	// columns are the CSV header names, the same as the JSON field names.
-	// TSV (table format off a TTY) has the same columns and no header.
-	columns []string
-	// titles are the TTY table headers (lower case; output upper-cases them).
-	titles []string
-	n      int
-	// write writes row i's cells in columns order.
-	write func(i int, w *rowWriter)
-	// tty returns row i's cells in titles order; now is for the age column.
-	tty func(i int, now time.Time) []string
-	// json returns row i as a json-tagged struct.
-	json    func(i int) any
+	cols    []column
+	n       int
 	skipped []Skipped
+}
+
+// names are the CSV header and JSON field names, in column order. TSV
+// (table format off a TTY) has the same columns and no header.
+func (s *sheet) names() []string {
+	out := make([]string, len(s.cols))
+	for i, c := range s.cols {
+		out[i] = c.name
+	}
+	return out
+}
+
+// titles are the TTY table headers (lower case; output upper-cases them).
+func (s *sheet) titles() []string {
+	var out []string
+	for _, c := range s.cols {
+		out = append(out, c.title)
+		if c.millis != nil {
+			out = append(out, "age")
+		}
+	}
+	return out
+}
+
+// write writes row i's cells in column order.
+func (s *sheet) write(i int, w *rowWriter) {
+	for _, c := range s.cols {
+		switch {
+		case c.str != nil:
+			w.str(c.str(i))
+		case c.num != nil:
+			w.int(c.num(i))
+		default:
+			w.millis(c.millis(i))
+		}
+	}
+}
+
+// tty returns row i's cells in titles order; now is for the age cells.
+func (s *sheet) tty(i int, now time.Time) []string {
+	var out []string
+	for _, c := range s.cols {
+		switch {
+		case c.str != nil:
+			out = append(out, c.str(i))
+		case c.num != nil:
+			out = append(out, itoa(c.num(i)))
+		default:
+			at, age := ttyTime(c.millis(i), now)
+			out = append(out, at, age)
+		}
+	}
+	return out
+}
+
+// writeJSON appends row i as the JSON object encoding/json writes for a
+// struct with these fields in this order, indented as an element of the
+// rows array (prefix "    ", indent "  "). Strings go through enc, which
+// has HTML escaping off, so their escaping is encoding/json's.
+func (s *sheet) writeJSON(i int, out *bytes.Buffer, enc *json.Encoder, scratch *bytes.Buffer) error {
+	out.WriteString("{\n")
+	for k, c := range s.cols {
+		out.WriteString("      ")
+		out.WriteString(strconv.Quote(c.name)) // names are plain ASCII
+		out.WriteString(": ")
+		switch {
+		case c.num != nil:
+			out.Write(strconv.AppendInt(out.AvailableBuffer(), c.num(i), 10))
+		case c.millis != nil:
+			out.WriteByte('"') // RFC 3339 is plain ASCII: nothing to escape
+			out.Write(time.UnixMilli(c.millis(i)).UTC().AppendFormat(out.AvailableBuffer(), timeLayout))
+			out.WriteByte('"')
+		default:
+			v := c.str(i)
+			if plainJSON(v) {
+				out.WriteByte('"')
+				out.WriteString(v)
+				out.WriteByte('"')
+				break
+			}
+			scratch.Reset()
+			if err := enc.Encode(v); err != nil {
+				return err
+			}
+			out.Write(bytes.TrimSuffix(scratch.Bytes(), []byte("\n")))
+		}
+		if k < len(s.cols)-1 {
+			out.WriteByte(',')
+		}
+		out.WriteByte('\n')
+	}
+	out.WriteString("    }")
+	return nil
+}
+
+// plainJSON reports whether encoding/json (HTML escaping off) writes s as
+// is between quotes: printable ASCII without '"' or '\\'.
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if b := s[i]; b < 0x20 || b >= 0x7f || b == '"' || b == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // render writes s to c.IO.Out in the -o format and summarises skipped
@@ -56,7 +176,7 @@ func renderOut(c *Common, s *sheet) error {
 	format := c.Output()
 	if format == output.FormatTable && c.IO.IsStdoutTTY() {
 		now := c.Now()
-		t := output.NewTable(s.titles...)
+		t := output.NewTable(s.titles()...)
 		for i := range s.n {
 			t.AddRow(s.tty(i, now)...)
 		}
@@ -70,7 +190,7 @@ func renderOut(c *Common, s *sheet) error {
 	case output.FormatCSV, output.FormatTable, output.FormatTSV:
 		w := &rowWriter{w: bw, csv: format == output.FormatCSV}
 		if format != output.FormatTable {
-			for _, h := range s.columns {
+			for _, h := range s.names() {
 				w.str(h)
 			}
 			w.end()
@@ -89,17 +209,20 @@ func renderOut(c *Common, s *sheet) error {
 }
 
 // writeJSONStream writes s as output.WriteJSON would write
-// struct{Envelope; <jsonKey> []T; Skipped []Skipped}, one element at a time.
+// struct{Envelope; <jsonKey> []T; Skipped []Skipped}, one element at a time,
+// T being a struct with one field per column.
 func writeJSONStream(w *bufio.Writer, s *sheet) error {
-	var buf bytes.Buffer
+	var buf, scratch bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetIndent("    ", "  ")
 	enc.SetEscapeHTML(false)
-	array := func(name string, n int, elem func(int) any, last bool) error {
+	senc := json.NewEncoder(&scratch)
+	senc.SetEscapeHTML(false)
+	array := func(name string, n int, elem func(int) error, last bool) error {
 		fmt.Fprintf(w, "  %q: [", name)
 		for i := range n {
 			buf.Reset()
-			if err := enc.Encode(elem(i)); err != nil {
+			if err := elem(i); err != nil {
 				return fmt.Errorf("writing JSON: %s[%d]: %w", name, i, err)
 			}
 			if i > 0 {
@@ -119,10 +242,10 @@ func writeJSONStream(w *bufio.Writer, s *sheet) error {
 		return nil
 	}
 	fmt.Fprintf(w, "{\n  \"schema_version\": %d,\n", output.SchemaVersion)
-	if err := array(s.jsonKey, s.n, s.json, false); err != nil {
+	if err := array(s.jsonKey, s.n, func(i int) error { return s.writeJSON(i, &buf, senc, &scratch) }, false); err != nil {
 		return err
 	}
-	if err := array("skipped", len(s.skipped), func(i int) any { return s.skipped[i] }, true); err != nil {
+	if err := array("skipped", len(s.skipped), func(i int) error { return enc.Encode(s.skipped[i]) }, true); err != nil {
 		return err
 	}
 	_, err := w.WriteString("}\n")

@@ -2,7 +2,9 @@ package dump
 
 import (
 	"bytes"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -123,5 +125,31 @@ func TestPrintSkippedLimit(t *testing.T) {
 		"offset 6: e; offset 7: e; offset 8: e; offset 9: e; and 2 more (-o json lists them all)\n"
 	if errOut.String() != want {
 		t.Fatalf("stderr = %q\nwant %q", errOut, want)
+	}
+}
+
+// TestColumnsMatchRowTypes keeps each dump's column declaration and its
+// exported JSON row type (the documented -o json shape) in step: the same
+// names in the same order.
+func TestColumnsMatchRowTypes(t *testing.T) {
+	cp, _ := newCPCollector("", "", false)
+	os, _ := newOSCollector("", false)
+	hb, _ := newHBCollector("", "", false)
+	for _, tt := range []struct {
+		sheet *sheet
+		row   any
+	}{
+		{cp.sheet(), CheckpointRow{}},
+		{os.sheet(), OffsetSyncRow{}},
+		{hb.sheet(), HeartbeatRow{}},
+	} {
+		rt := reflect.TypeOf(tt.row)
+		var tags []string
+		for i := range rt.NumField() {
+			tags = append(tags, strings.Split(rt.Field(i).Tag.Get("json"), ",")[0])
+		}
+		if got := tt.sheet.names(); !slices.Equal(got, tags) {
+			t.Errorf("%s: columns %v, json tags of %s %v", tt.sheet.jsonKey, got, rt.Name(), tags)
+		}
 	}
 }
