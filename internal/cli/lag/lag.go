@@ -41,8 +41,8 @@ type Options struct {
 	Groups         []string // --group, repeatable
 	Watch          bool
 	Interval       time.Duration // --interval, default 2s
-	// Count is the hidden --count: stop --watch after this many refreshes
-	// (0: until interrupted).
+	// Count is --count: stop --watch after this many refreshes (0: until
+	// interrupted); the exit code then follows the last refresh.
 	Count int
 
 	// Thresholds; a zero or negative value is off (MaxRecords: -1 off).
@@ -91,7 +91,9 @@ func NewCmdLag(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 			"breaches) is a breach: it is marked, listed under \"breaches\" in JSON, and the\n" +
 			"exit code is 3.\n\n" +
 			"--watch refreshes every --interval: redrawn in place on a terminal, one JSON\n" +
-			"document per line (JSON Lines) otherwise or with -o json.\n\n" +
+			"document per line (JSON Lines) otherwise or with -o json. --count N stops\n" +
+			"after N refreshes, so a CI gate can wait for lag to settle: it exits 3 only\n" +
+			"if the last refresh breached.\n\n" +
 			"EXIT STATUS\n\n" +
 			"  0    no threshold breached (or none given)\n" +
 			"  1    a cluster could not be read\n" +
@@ -101,7 +103,8 @@ func NewCmdLag(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 			"  130  interrupted",
 		Example: "$ mirrorctl lag -c mm2.properties\n" +
 			"$ mirrorctl lag --source us-east --target eu-west --max-latency 30s --stale-after 2m -o json\n" +
-			"$ mirrorctl lag --group billing --watch --interval 5s",
+			"$ mirrorctl lag --group billing --watch --interval 5s\n" +
+			"$ mirrorctl lag --watch --interval 10s --count 6 --max-latency 30s   # settle for a minute, then gate",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !cmd.Flags().Changed("max-records") {
@@ -135,8 +138,7 @@ func NewCmdLag(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 	fl.StringArrayVar(&opts.Groups, "group", nil, "Consumer `group` to report (repeatable; default: every group with checkpoints)")
 	fl.BoolVar(&opts.Watch, "watch", false, "Refresh until interrupted")
 	fl.DurationVar(&opts.Interval, "interval", 2*time.Second, "Refresh `interval` for --watch")
-	fl.IntVar(&opts.Count, "count", 0, "Stop --watch after N refreshes")
-	_ = fl.MarkHidden("count")
+	fl.IntVar(&opts.Count, "count", 0, "Stop --watch after `N` refreshes; the exit code is the last refresh's (3 if it breached)")
 	fl.DurationVar(&opts.MaxLatency, "max-latency", 0, "Breach when a partition's time behind exceeds `duration`")
 	fl.Int64Var(&opts.MaxRecords, "max-records", 0, "Breach when a partition is more than `N` records behind")
 	fl.DurationVar(&opts.StaleAfter, "stale-after", 0, "Breach when a heartbeat is older than `duration`, or a group's checkpoint is missing or not current (idle groups never breach)")
