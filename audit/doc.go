@@ -33,7 +33,9 @@
 // rewrite every hash after an edit. Removing whole entries from the END of
 // the file leaves a valid chain; Check reports operations whose begin has no
 // end (Report.Unfinished), which is how such a truncation, a crash or a
-// kill -9 shows.
+// kill -9 may show, and a Head (last Seq and line hash) recorded elsewhere
+// detects it for certain: Report.CheckHead fails when the log no longer
+// holds that entry with that hash.
 //
 // # Concurrency
 //

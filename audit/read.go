@@ -40,6 +40,8 @@ type Report struct {
 	// Op: a command still running, one killed (kill -9, power loss), or
 	// the end of the file removed.
 	Unfinished []Entry
+
+	lineHashes []string // hex SHA-256 of each entry's line, parallel to Entries
 }
 
 // Intact reports whether no problem was found.
@@ -68,8 +70,10 @@ func Read(path string) ([]Entry, error) {
 // Verify checks the audit file at path and returns its problems; none means
 // the chain is intact. It finds modified entries (Hash, and the next line's
 // Prev), removed, inserted and reordered entries (Seq and Prev), garbage
-// lines and a truncated last line. The error is for I/O only (a missing
-// file wraps fs.ErrNotExist).
+// lines and a truncated last line. Whole entries removed from the end leave
+// a valid shorter chain: only a Head kept elsewhere finds that (see
+// Report.CheckHead). The error is for I/O only (a missing file wraps
+// fs.ErrNotExist).
 func Verify(path string) ([]Problem, error) {
 	r, err := Check(path)
 	if err != nil {
@@ -121,6 +125,7 @@ func Check(path string) (*Report, error) {
 			}
 			checkEntry(r, e, line, prevLine, lineNo, &expectSeq, problem, begun, ended)
 			r.Entries = append(r.Entries, e)
+			r.lineHashes = append(r.lineHashes, lineHash(line))
 		}
 		if perr != nil {
 			expectSeq++

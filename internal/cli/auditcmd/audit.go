@@ -21,7 +21,9 @@ func NewCmdAudit(f *cmdutil.Factory) *cobra.Command {
 			"after its last, also when it fails or is interrupted: time, OS user, host,\n" +
 			"the command line with secrets masked, the config digest, the plan and the\n" +
 			"results. Each entry carries the SHA-256 of the line before it, so an edit,\n" +
-			"a removal or a reordering shows up in `mirrorctl audit verify`.\n\n" +
+			"a removal or a reordering shows up in `mirrorctl audit verify`; entries\n" +
+			"removed from the end show up only against a head recorded before\n" +
+			"(`audit verify --expect-head`).\n\n" +
 			"The log is --audit-log, else $MIRRORCTL_AUDIT_LOG, else\n" +
 			"$XDG_STATE_HOME/mirrorctl/audit.jsonl (~/.local/state/mirrorctl/audit.jsonl).",
 		Example: "$ mirrorctl audit show --since 24h\n$ mirrorctl audit verify",

@@ -193,7 +193,7 @@ func TestVerify(t *testing.T) {
 	path := writeLog(t)
 	// Intact, on a TTY: the check mark, and the unfinished operation.
 	code, out, errOut := run(t, true, "audit", "verify", "--audit-log", path)
-	if code != 0 || out != "" || !strings.HasSuffix(errOut, "✓ 5 entries, chain intact\n") ||
+	if code != 0 || out != "" || !strings.Contains(errOut, "✓ 5 entries, chain intact, head 5:") ||
 		!strings.Contains(errOut, "warning: "+path+":5: failover apply (operation ") {
 		t.Fatalf("intact: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
@@ -254,5 +254,43 @@ func TestParseDurationAndHelp(t *testing.T) {
 	code, out, _ := run(t, false, "audit", "--help")
 	if code != 0 || !strings.Contains(out, "show        List the entries of the audit log") || !strings.Contains(out, "--audit-log string") {
 		t.Fatalf("help exit %d:\n%s", code, out)
+	}
+}
+
+// TestVerifyExpectHead removes the last entry of a log: verify alone still
+// passes (the chain is valid), and --expect-head with the head it printed
+// before fails with exit 3, in the table and in JSON.
+func TestVerifyExpectHead(t *testing.T) {
+	path := writeLog(t)
+	code, out, _ := run(t, false, "audit", "verify", "--audit-log", path, "-o", "json")
+	var res struct {
+		Intact bool       `json:"intact"`
+		Head   audit.Head `json:"head"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || res.Head.Seq != 5 || len(res.Head.Hash) != 64 {
+		t.Fatalf("head: exit %d:\n%s", code, out)
+	}
+	head := res.Head.String()
+	if code, _, errOut := run(t, false, "audit", "verify", "--audit-log", path, "--expect-head", head[:len("5:")+12]); code != 0 {
+		t.Fatalf("own head (prefix) rejected: exit %d, %s", code, errOut)
+	}
+	raw, _ := os.ReadFile(path)
+	lines := bytes.SplitAfter(raw, []byte("\n"))
+	if err := os.WriteFile(path, bytes.Join(lines[:len(lines)-2], nil), 0o600); err != nil { // last entry gone
+		t.Fatal(err)
+	}
+	if code, _, errOut := run(t, false, "audit", "verify", "--audit-log", path); code != 0 {
+		t.Fatalf("a log cut at an entry boundary chains: exit %d, %s", code, errOut)
+	}
+	code, out, errOut := run(t, false, "audit", "verify", "--audit-log", path, "--expect-head", head)
+	if code != 3 || !strings.Contains(out, "-\t5\taudit log does not contain the expected head: the log ends at entry 4, before the expected head 5: 1 entry was removed") {
+		t.Fatalf("truncated: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	code, out, _ = run(t, false, "audit", "verify", "--audit-log", path, "--expect-head", head, "-o", "json")
+	if code != 3 || json.Unmarshal([]byte(out), &res) != nil || res.Intact || res.Head.Seq != 4 {
+		t.Fatalf("truncated json: exit %d:\n%s", code, out)
+	}
+	if code, _, errOut := run(t, false, "audit", "verify", "--audit-log", path, "--expect-head", "5:xyz"); code != 2 {
+		t.Fatalf("bad --expect-head: exit %d, %s", code, errOut)
 	}
 }
