@@ -84,7 +84,7 @@ func NewCmdVerify(f *cmdutil.Factory, runF func(*VerifyOptions) error) *cobra.Co
 			"  3  the chain is broken",
 		Example: "$ mirrorctl audit verify\n$ mirrorctl audit verify -o json --audit-log /var/log/mirrorctl/audit.jsonl\n" +
 			"$ mirrorctl audit verify --expect-head 42:9f2c4e1b07a3d5e6",
-		Args:    cobra.NoArgs,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if runF != nil {
 				return runF(opts)
