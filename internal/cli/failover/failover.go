@@ -234,7 +234,7 @@ func Run(ctx context.Context, opts *Options) error {
 	case opts.Back:
 		plan, err = eng.PlanFailback(ctx, popts)
 	case opts.WaitCaughtUp > 0:
-		fmt.Fprintf(opts.IO.ErrOut, "waiting up to %s until every group's source position is replicated\n", opts.WaitCaughtUp)
+		cmdutil.Notef(opts.IO, "waiting up to %s until every group's source position is replicated", opts.WaitCaughtUp)
 		plan, err = eng.WaitCaughtUp(ctx, popts, opts.WaitCaughtUp, time.Second)
 	default:
 		plan, err = eng.PlanFailover(ctx, popts)
@@ -273,7 +273,7 @@ func savePlan(ctx context.Context, opts *Options, eng *failover.Engine, plan *fa
 	if err := os.Rename(f.Name(), opts.PlanOut); err != nil {
 		return fmt.Errorf("--plan-out %s: %w", opts.PlanOut, err)
 	}
-	fmt.Fprintf(opts.IO.ErrOut, "plan saved to %s; apply it with --from-plan %s --apply\n", opts.PlanOut, opts.PlanOut)
+	cmdutil.Notef(opts.IO, "plan saved to %s; apply it with --from-plan %s --apply", opts.PlanOut, opts.PlanOut)
 	return nil
 }
 

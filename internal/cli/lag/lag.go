@@ -233,8 +233,7 @@ func unknownGroups(opts *Options, res Result) bool {
 	for _, fl := range res.Flows {
 		for _, g := range fl.Groups {
 			if g.CheckpointAgeMs == nil {
-				fmt.Fprintf(opts.IO.ErrOut, "%s group %s has no checkpoint in flow %s->%s (unknown group, or not checkpointed yet)\n",
-					output.NewStyles(opts.IO).FailureIcon(), g.Group, fl.Source, fl.Target)
+				cmdutil.Errorf(opts.IO, "group %s has no checkpoint in flow %s->%s (unknown group, or not checkpointed yet)", g.Group, fl.Source, fl.Target)
 				bad = true
 			}
 		}
