@@ -461,3 +461,44 @@ func TestWaitCaughtUp(t *testing.T) {
 		t.Fatalf("after the mirror caught up: refused %q rows %+v", gp.Refused, rows)
 	}
 }
+
+// A drill commits the translated offsets to shadow groups only, verifies
+// them record by record, reports the RPO (records not yet mirrored, counted
+// on both sides) and RTO, and deletes the shadows; the real group on the
+// target is never touched.
+func TestDrillUsesShadowGroupsOnly(t *testing.T) {
+	g := testkit.Name("g-drill")
+	p, f, topic, remote := seeded(t, g)
+	p.Produce(t, "us-east", records(topic, 0, 100, 5)...) // not mirrored
+	e := p.engine(t, f)
+	ctx := testkit.Context(t)
+	rep, err := e.Drill(ctx, DrillOptions{PlanOptions: PlanOptions{Groups: []string{g}, Mode: ModeExact}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shadow := g + DefaultDrillSuffix
+	if !rep.Passed() || rep.Verified != 2 || rep.Shadow[g] != shadow || !rep.ShadowsDeleted || rep.RTOMs <= 0 {
+		t.Fatalf("report %+v", rep)
+	}
+	// RPO: the source holds 105 records on partition 0 and 100 on 1; the
+	// target 100 and 100.
+	srcEnd, tgtEnd := len(p.ReadAll(t, "us-east", topic)[0]), len(p.ReadAll(t, "eu-west", remote)[0])
+	if rep.RPORecords != int64(srcEnd-tgtEnd) || rep.RPORecords != 5 || rep.RPOMs <= 0 {
+		t.Fatalf("RPO %d records / %d ms, want %d", rep.RPORecords, rep.RPOMs, srcEnd-tgtEnd)
+	}
+	if at := committedAt(t, p, g, remote, 0); at != -2 {
+		t.Fatalf("the real group was committed to on the target: %d", at)
+	}
+	if at := committedAt(t, p, shadow, remote, 0); at != -2 {
+		t.Fatalf("the shadow group was not deleted: %d", at)
+	}
+	var md strings.Builder
+	if err := rep.WriteMarkdown(&md); err != nil || !strings.Contains(md.String(), ": PASSED") || !strings.Contains(md.String(), "| "+g+" | "+shadow+" | "+remote+" | 0 | 50 | 50 | committed | pass |") {
+		t.Fatalf("markdown: %v\n%s", err, md.String())
+	}
+	// A leftover shadow group stops the next drill.
+	p.Commit(t, "eu-west", shadow, map[string]map[int32]int64{remote: {0: 1}})
+	if _, err := e.Drill(ctx, DrillOptions{PlanOptions: PlanOptions{Groups: []string{g}}}); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Fatalf("drill over a leftover shadow group: %v", err)
+	}
+}

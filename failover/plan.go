@@ -492,22 +492,31 @@ func (e *Engine) lags(ctx context.Context, tr *TranslateResult) (map[tpKey]time.
 			topics[t.SourceTopic] = true
 		}
 	}
+	out, _, err := e.lagOf(ctx, topics)
+	return out, err
+}
+
+// lagOf measures, per partition of the source topics, the age of the
+// oldest record not yet copied (0 when all is copied) and how many source
+// offsets are not copied yet (records, transaction markers included).
+func (e *Engine) lagOf(ctx context.Context, topics map[string]bool) (map[tpKey]time.Duration, map[tpKey]int64, error) {
 	out := map[tpKey]time.Duration{}
+	behind := map[tpKey]int64{}
 	if len(topics) == 0 {
-		return out, nil
+		return out, behind, nil
 	}
 	adm, err := e.clients.Admin(e.flow.Source)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	starts, ends, err := listOffsets(ctx, adm, e.flow.Source, keys(topics))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	progress := e.readProgress(ctx)
 	store, err := e.readSyncs(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	now := e.now()
 	var jobs []*scanJob
@@ -527,6 +536,7 @@ func (e *Engine) lags(ctx context.Context, tr *TranslateResult) (map[tpKey]time.
 		}
 		next = max(next, st.Offset)
 		out[k] = 0
+		behind[k] = max(en.Offset-next, 0)
 		if next >= en.Offset {
 			return
 		}
@@ -541,9 +551,9 @@ func (e *Engine) lags(ctx context.Context, tr *TranslateResult) (map[tpKey]time.
 		}})
 	})
 	if err := scan(ctx, e.clients, e.flow.Source, jobs); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return out, nil
+	return out, behind, nil
 }
 
 // Apply commits plan with kadm on its commit cluster: per group not

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mirrorctl/mirrorctl/internal/cli/lag"
+	lagengine "github.com/mirrorctl/mirrorctl/lag"
 )
 
 // TestLagOnRealMM2Flow runs a real MirrorMaker 2, lets it copy 50 records
@@ -121,7 +122,7 @@ func TestLagOnRealMM2Flow(t *testing.T) {
 	fl := res.Flows[0]
 	// The flow also lists us-east's heartbeats topic (it bypasses the topic
 	// filter); check ours.
-	var mine []lag.PartitionLag
+	var mine []lagengine.PartitionLag
 	for _, p := range fl.Partitions {
 		if p.SourceTopic == topic {
 			mine = append(mine, p)
@@ -132,7 +133,7 @@ func TestLagOnRealMM2Flow(t *testing.T) {
 	}
 	for _, p := range mine {
 		behind := srcCount[p.Partition] - dstCount[p.Partition]
-		if p.From != lag.FromOffsetSyncs || p.SourceEndOffset != srcCount[p.Partition] || p.TargetEndOffset != dstCount[p.Partition] ||
+		if p.From != lagengine.FromOffsetSyncs || p.SourceEndOffset != srcCount[p.Partition] || p.TargetEndOffset != dstCount[p.Partition] ||
 			p.RecordsBehind != behind || behind != late || p.ReplicatedOffset != dstCount[p.Partition]-1 {
 			t.Errorf("partition %+v; counted %d on us-east, %d on eu-west", p, srcCount[p.Partition], dstCount[p.Partition])
 		}

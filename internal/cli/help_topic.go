@@ -18,8 +18,10 @@ mirrorctl exits with one of these codes; treat any other code as failure:
   %-3d  error: the command failed (network, broker, file I/O)
   %-3d  usage or config error: bad flags or arguments, or an invalid
        mm2.properties (each problem is reported with its file:line)
-  %-3d  a check failed: lag over threshold, group active on the target,
-       verification mismatch
+  %-3d  a check failed: lag over threshold, group active on the target or
+       its state unknown, a named group with nothing to move or not moved
+       completely (skip-rewind, not replicated, a commit of unknown
+       outcome), verification mismatch
   %-3d  interrupted by SIGINT or SIGTERM
 
 With -o json, a failing command also writes a final error object to stderr:

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -59,6 +60,10 @@ type Options struct {
 	WaitCaughtUp     time.Duration // --wait-caught-up: drain first, up to this long
 	PlanOut          string        // --plan-out: write the plan (and the state it was made from) here
 	FromPlan         string        // --from-plan: apply this saved plan
+	Drill            bool          // --drill: the procedure on shadow groups
+	DrillReport      string        // --drill-report: directory for the evidence
+	DrillSuffix      string        // --drill-suffix
+	KeepShadow       bool          // --keep-shadow-groups
 }
 
 func newOptions(f *cmdutil.Factory, back bool) *Options {
@@ -108,12 +113,19 @@ func NewCmdFailover(f *cmdutil.Factory, runF func(*Options) error) *cobra.Comman
 			"it waits until each group's source position is replicated (an exact translation,\n" +
 			"the target holding the copy of the next record) and refuses the groups still\n" +
 			"behind when the time is up, naming what is missing (exit 3).\n\n" +
+			"--drill runs the whole procedure against shadow groups on the target (group +\n" +
+			"--drill-suffix, default .mirrorctl-drill), verifies every committed position\n" +
+			"record by record, measures the RPO (records and time not yet mirrored) and the\n" +
+			"RTO (wall time), writes the evidence to --drill-report (JSON and Markdown) and\n" +
+			"deletes the shadow groups; the real groups are never touched. Exit 3 unless\n" +
+			"every partition passed.\n\n" +
 			"--plan-out FILE saves the plan with the state it was made from (each group's\n" +
 			"state and commits on both clusters); --from-plan FILE --apply applies exactly\n" +
 			"that plan later and refuses every group whose state changed in between.\n\n" + exitStatus,
 		Example: "$ mirrorctl failover --source us-east --target eu-west --group billing\n" +
 			"$ mirrorctl failover --group billing --group ledger --plan-out cutover.json\n" +
 			"$ mirrorctl failover --from-plan cutover.json --apply --verify --yes\n" +
+			"$ mirrorctl failover --group billing --drill --drill-report evidence/\n" +
 			"$ mirrorctl failover --source us-east --target eu-west --group billing --apply --verify --yes\n" +
 			"$ mirrorctl failover --source us-east --target eu-west --groups 'billing-.*' --mode checkpoint --apply -o json",
 		Args: cobra.NoArgs,
@@ -122,6 +134,10 @@ func NewCmdFailover(f *cmdutil.Factory, runF func(*Options) error) *cobra.Comman
 	addFlags(cmd, opts)
 	cmdutil.StringEnumFlag(cmd, cmd.Flags(), &opts.Mode, "mode", "", string(failover.ModeAuto), failover.Modes(), "Translation mode")
 	cmd.Flags().DurationVar(&opts.MaxLag, "max-lag", 0, "Refuse groups whose topics' replication lag is not under this `duration` (e.g. 30s)")
+	cmd.Flags().BoolVar(&opts.Drill, "drill", false, "Run the whole failover against shadow groups on the target (group + --drill-suffix), verify, measure RPO and RTO, write the evidence and delete the shadows; the real groups are not touched")
+	cmd.Flags().StringVar(&opts.DrillReport, "drill-report", ".", "Directory for the drill's evidence (drill-<time>.json and .md)")
+	cmd.Flags().StringVar(&opts.DrillSuffix, "drill-suffix", failover.DefaultDrillSuffix, "Suffix of the drill's shadow groups")
+	cmd.Flags().BoolVar(&opts.KeepShadow, "keep-shadow-groups", false, "Leave the drill's shadow groups on the target")
 	cmd.Flags().DurationVar(&opts.WaitCaughtUp, "wait-caught-up", 0, "First wait up to this `duration` until each group's source position is replicated (exact translation); groups still behind are refused")
 	cmd.Flags().DurationVar(&opts.CheckpointMaxAge, "checkpoint-max-age", 0, "Refuse checkpoint-mode rows older than this `duration` (default 3 x the checkpoint interval)")
 	return cmd
@@ -188,6 +204,13 @@ func run(cmd *cobra.Command, opts *Options, runF func(*Options) error) error {
 	if opts.WaitCaughtUp < 0 || (opts.WaitCaughtUp > 0 && opts.Mode == string(failover.ModeCheckpoint)) {
 		return cmdutil.FlagErrorf("--wait-caught-up needs a positive duration and exact translation (--mode auto or exact)")
 	}
+	if opts.Drill {
+		for _, name := range []string{"apply", "verify", "from-plan", "plan-out", "wait-caught-up", "allow-rewind"} {
+			if cmd.Flags().Changed(name) {
+				return cmdutil.FlagErrorf("--%s does not go with --drill: a drill commits to shadow groups and verifies them itself", name)
+			}
+		}
+	}
 	if opts.PlanOut != "" && opts.Apply {
 		return cmdutil.FlagErrorf("--plan-out saves a plan to apply later with --from-plan; it does not go with --apply")
 	}
@@ -229,6 +252,9 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	popts := failover.PlanOptions{Groups: groups, Mode: failover.Mode(opts.Mode), AllowRewind: opts.AllowRewind,
 		MaxLag: opts.MaxLag, CheckpointMaxAge: opts.CheckpointMaxAge, ClampOffsets: opts.ClampOffsets}
+	if opts.Drill {
+		return runDrill(ctx, opts, eng, cfg, popts)
+	}
 	var plan *failover.Plan
 	switch {
 	case opts.Back:
@@ -275,6 +301,81 @@ func savePlan(ctx context.Context, opts *Options, eng *failover.Engine, plan *fa
 	}
 	cmdutil.Notef(opts.IO, "plan saved to %s; apply it with --from-plan %s --apply", opts.PlanOut, opts.PlanOut)
 	return nil
+}
+
+// runDrill runs failover.Engine.Drill, audited like an apply, prints the
+// shadow plan and writes the evidence (JSON and Markdown) to
+// opts.DrillReport. Exit 3 unless every shadow partition was committed and
+// verified.
+func runDrill(ctx context.Context, opts *Options, eng *failover.Engine, cfg *config.Config, popts failover.PlanOptions) error {
+	if fi, err := os.Stat(opts.DrillReport); err != nil || !fi.IsDir() {
+		return cmdutil.FlagErrorf("--drill-report %s: not a directory", opts.DrillReport)
+	}
+	log, err := opts.Audit()
+	if err != nil {
+		return fmt.Errorf("audit log: %w (nothing was committed)", err)
+	}
+	op, err := log.Begin(ctx, "failover drill", opts.Args, cfg.Digest(), map[string]any{"groups": popts.Groups, "suffix": opts.DrillSuffix})
+	if err != nil {
+		return fmt.Errorf("audit log: %w (nothing was committed)", err)
+	}
+	rep, derr := eng.Drill(ctx, failover.DrillOptions{PlanOptions: popts, Suffix: opts.DrillSuffix, Keep: opts.KeepShadow})
+	st := audit.StatusOK
+	switch {
+	case ctx.Err() != nil:
+		st = audit.StatusInterrupted
+	case derr != nil:
+		st = audit.StatusFailed
+	case !rep.Passed():
+		st = audit.StatusRefused
+	}
+	if err := op.End(ctx, st, rep, derr); err != nil {
+		derr = errors.Join(derr, fmt.Errorf("audit log: %w", err))
+	}
+	if rep != nil && rep.Plan != nil {
+		if err := render(opts, rep.Plan); err != nil {
+			return err
+		}
+		printSummary(opts.IO, rep.Plan)
+	}
+	if rep != nil {
+		base := filepath.Join(opts.DrillReport, "drill-"+rep.StartedAt.Format("20060102T150405Z"))
+		if err := writeFileAtomic(base+".json", func(w io.Writer) error { return output.WriteJSON(w, rep) }); err != nil {
+			return errors.Join(derr, err)
+		}
+		if err := writeFileAtomic(base+".md", rep.WriteMarkdown); err != nil {
+			return errors.Join(derr, err)
+		}
+		cmdutil.Notef(opts.IO, "drill evidence: %s.json, %s.md (RTO %d ms, RPO %d records / %d ms)", base, base, rep.RTOMs, rep.RPORecords, rep.RPOMs)
+		if rep.DeleteError != "" {
+			cmdutil.Errorf(opts.IO, "shadow groups not deleted: %s", rep.DeleteError)
+		}
+	}
+	if derr != nil {
+		return derr
+	}
+	if !rep.Passed() || rep.DeleteError != "" {
+		return cmdutil.ErrCheckFailed
+	}
+	return nil
+}
+
+// writeFileAtomic writes path through a temporary file in its directory,
+// renamed into place, mode 0600.
+func writeFileAtomic(path string, write func(io.Writer) error) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if err := write(f); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return os.Rename(f.Name(), path)
 }
 
 // runFromPlan loads opts.FromPlan, refuses the groups whose state changed

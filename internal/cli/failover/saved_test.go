@@ -68,3 +68,36 @@ func TestSavedPlanRefusesChangedGroups(t *testing.T) {
 		t.Fatalf("failback --from-plan: exit %d %s", code, stderr)
 	}
 }
+
+// `failover --drill` writes the evidence (JSON and Markdown), audits the
+// run, deletes the shadow groups and leaves the real group alone.
+func TestDrillCommand(t *testing.T) {
+	e := newEnv(t)
+	seed(t, e, 2, 10, map[string]int64{"billing": 4})
+	dir := t.TempDir()
+	code, stdout, stderr := e.run(t, "failover", "--group", "billing", "--drill", "--drill-report", dir)
+	if code != 0 || !strings.Contains(stdout, "billing.mirrorctl-drill\tus-east.orders\t0\t4\t4\t-\tcommit\texact\t0\tcommitted\tpass") || !strings.Contains(stderr, "drill evidence: ") {
+		t.Fatalf("drill: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	md, _ := filepath.Glob(filepath.Join(dir, "drill-*.md"))
+	js, _ := filepath.Glob(filepath.Join(dir, "drill-*.json"))
+	if len(md) != 1 || len(js) != 1 {
+		t.Fatalf("evidence files: %v %v", md, js)
+	}
+	if b, _ := os.ReadFile(md[0]); !strings.Contains(string(b), "PASSED") || !strings.Contains(string(b), "the real groups were not touched") {
+		t.Fatalf("markdown:\n%s", b)
+	}
+	if a := lastAudit(t, e.audit); a.Status != "ok" || a.Command != "failover drill" {
+		t.Fatalf("audit %+v", a)
+	}
+	listed, err := e.Admin(t, "eu-west").ListGroups(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := listed["billing"]; ok {
+		t.Fatal("the drill touched the real group on the target")
+	}
+	if _, ok := listed["billing.mirrorctl-drill"]; ok {
+		t.Fatal("the shadow group was not deleted")
+	}
+}
