@@ -8,7 +8,7 @@ BIN       := bin/mirrorctl
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME  ?= 5s
 
-.PHONY: help build demo test test-race race-ci tidy-check cross lint fuzz bench completions golden bench-kafka test-kafka kafka-up kafka-down clean
+.PHONY: help build demo test test-race race-ci tidy-check cross lint fuzz bench completions completions-check golden bench-kafka test-kafka kafka-up kafka-down clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -61,9 +61,13 @@ BENCH_KAFKA_FLAGS ?=
 bench-kafka: build ## mirrorctl vs MirrorMaker 2 vs a bare franz-go pipe on the real brokers; writes bench/results/<date>.md
 	flock /tmp/mirrorctl-kafka.lock bash -c 'eval "$$(scripts/kafka.sh up)" && $(GO) run ./bench/kafka -mirrorctl $(BIN) $(BENCH_KAFKA_FLAGS); rc=$$?; scripts/kafka.sh down; exit $$rc'
 
-completions: build ## generate shell completion scripts into completions/
+completions: build ## generate shell completion scripts into completions/ (committed; CI fails when they are stale)
 	mkdir -p completions
 	for sh in bash zsh fish powershell; do ./$(BIN) completion $$sh > completions/mirrorctl.$$sh; done
+
+completions-check: completions ## fail when the committed completions/ differ from the command tree
+	@git diff --exit-code -- completions/ && test -z "$$(git ls-files --others --exclude-standard completions/)" \
+	  || { echo "completions/ is stale: run make completions and commit it"; exit 1; }
 
 golden: ## rewrite golden files from current output
 	$(GO) test ./... -update

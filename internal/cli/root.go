@@ -111,6 +111,7 @@ func NewCmdRoot(f *cmdutil.Factory, g *globalOptions) *cobra.Command {
 		cmd.AddCommand(newHelpTopic(t.name, t.short, t.long))
 	}
 
+	completion.Register(cmd, f)
 	wrapRunE(cmd, func() error { return resolveGlobals(cmd, f, g) }, g)
 	return cmd
 }

@@ -31,12 +31,23 @@ func NewCmdCompletion(f *cmdutil.Factory, runF func(*CompletionOptions) error) *
 		Use:   "completion {bash|zsh|fish|powershell}",
 		Short: "Generate a shell completion script",
 		Long: "Print a completion script for the given shell to stdout. Completion covers\n" +
-			"commands, flags and enum values such as -o/--output.\n\n" +
-			"bash: add `eval \"$(mirrorctl completion bash)\"` to ~/.bashrc.\n" +
-			"zsh: write it to a directory on $fpath, e.g.\n" +
-			"  mirrorctl completion zsh > \"${fpath[1]}/_mirrorctl\"\n" +
-			"fish: mirrorctl completion fish > ~/.config/fish/completions/mirrorctl.fish\n" +
-			"PowerShell: mirrorctl completion powershell | Out-String | Invoke-Expression",
+			"commands, flags and enum values such as -o/--output, and, read when you\n" +
+			"press Tab: cluster aliases (--source, --target, --cluster) and flows (--flow)\n" +
+			"from the config (-c, $MIRRORCTL_CONFIG or ./mm2.properties), consumer groups\n" +
+			"(--group) and topics (--topic) from the cluster, asked for at most 2s; when\n" +
+			"the config or the cluster cannot be read, nothing is offered. Scripts for\n" +
+			"every shell are also committed under completions/ (`make completions`).\n\n" +
+			"bash: needs bash 4.1 or later and the bash-completion package (apt-get\n" +
+			"  install bash-completion, brew install bash-completion@2); then add\n" +
+			"  `eval \"$(mirrorctl completion bash)\"` to ~/.bashrc, or write it to\n" +
+			"  /etc/bash_completion.d/mirrorctl.\n" +
+			"zsh: completion must be on (`autoload -U compinit; compinit` in ~/.zshrc);\n" +
+			"  write the script to a directory on $fpath, e.g.\n" +
+			"  mirrorctl completion zsh > \"${fpath[1]}/_mirrorctl\", and start a new shell.\n" +
+			"fish: nothing to install;\n" +
+			"  mirrorctl completion fish > ~/.config/fish/completions/mirrorctl.fish\n" +
+			"PowerShell: nothing to install; add to your $PROFILE:\n" +
+			"  mirrorctl completion powershell | Out-String | Invoke-Expression",
 		Example: "$ mirrorctl completion bash > /etc/bash_completion.d/mirrorctl\n" +
 			"$ mirrorctl completion zsh > \"${fpath[1]}/_mirrorctl\"",
 		ValidArgs: Shells,
