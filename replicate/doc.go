@@ -14,26 +14,73 @@
 //   - [Plan] is what a flow would do at start: topics to create or grow and
 //     every topic left out with its reason ([PlanFlow]).
 //
-// # Progress, and where exactly-once and scale-out fit
+// # The life of a partition
 //
-// A partition's position is the next source offset whose copy the target has
-// not acknowledged. It is kept in memory per partition (advanced only by
-// in-order acknowledgements; a refused record halts it) and written every
-// ProgressInterval to the flow's progress topic on the target, by the same
-// producer as the data, after the data it covers was acknowledged. So:
+// Every process that runs a flow joins the flow's consumer group on the
+// source ([FlowConfig].GroupID, cooperative-sticky, never committing an
+// offset). The partitions the group assigns to a process are its partition
+// tasks; one task copies one source partition, and goes through:
 //
-//   - Exactly-once fits without changing the path: make that producer
-//     transactional (one transactional id per flow and assignment) and write
-//     each polled batch's copies and the progress records of its partitions
-//     in one transaction; read the progress topic read_committed on start.
-//     Offset syncs stay outside the transaction, as in MM2 (KIP-618).
-//   - Scale-out fits the same way: replace the consumer's direct assignment
-//     (kgo.ConsumePartitions) by membership in a consumer group on the source
-//     (cooperative-sticky). On assignment, load the progress of the assigned
-//     partitions and create their state (what addPartitions does now); on
-//     revocation, flush, write their progress and drop their state. Group
-//     commits are never used: the position lives on the target, so it is
-//     right even when the source is lost.
+//  1. assigned ([TaskStarting]): the group gave the partition to this
+//     process. The task reads the flow's progress topic up to its current
+//     end (so it sees what the previous owner wrote when it let go), takes
+//     the stored position as its resume point (else the log start, or the
+//     end with auto.offset.reset=latest), waits until the flow leader has
+//     created the remote partition, and logs where it resumes and why.
+//  2. running ([TaskRunning]): the flow's direct source consumer fetches the
+//     partition from the resume point; each record goes, unchanged, to the
+//     same partition of the remote topic through the data producer. The
+//     produce promise pops the record's upstream offset from the task's
+//     in-flight queue, advances the acknowledged position and feeds MM2's
+//     offset-sync rules (offsetsync.go). The position is written to the
+//     progress topic every ProgressInterval by the control producer, only
+//     ever covering acknowledged copies (control.go).
+//  3. revoked ([TaskRevoking]): the group moves the partition to another
+//     member. The task stops taking records (the dispatch lock guarantees no
+//     record of it is produced after that), waits for its in-flight copies
+//     to be acknowledged, writes its delayed offset sync and its final
+//     progress, and only then lets the rebalance go on, so the next owner
+//     resumes exactly after the last copy: a graceful handover copies
+//     nothing twice. A partition lost without a handover (this process was
+//     cut off past its session timeout) is dropped without writing
+//     progress: the new owner may already be ahead.
+//  4. stopped ([TaskStopped]): the target refused a record; the task keeps
+//     the partition and copies nothing after the record ([RecordError]).
+//
+// A process that dies (kill -9) writes nothing more; after its session
+// timeout the group gives its partitions to the others, which resume from
+// the last progress it wrote: at most ProgressInterval of acknowledged
+// copies, plus what was in flight, is copied again (at-least-once).
+//
+// Copies and control records go through separate producers: the data
+// producer carries only copies; the control producer carries progress and
+// the leader's checkpoints (and the offset syncs when their topic is on the
+// target), so a control write never waits behind a backlog of copies.
+//
+// # The flow leader
+//
+// Flow-level work runs in one process per flow at a time: topic creation and
+// partition growth, config and ACL sync, checkpoints and group offset sync,
+// and heartbeats (leader.go). The leader is the member of the flow's leader
+// group, GroupID+"-leader" on the target, that holds partition 0 of the
+// group's one topic (the progress topic, or heartbeats for a pair that only
+// emits heartbeats). When it dies the partition, and the work, move to
+// another member after the session timeout.
+//
+// # tasks.max
+//
+// [FlowConfig].TasksMax (MM2's tasks.max, default 1) is the most processes
+// that copy a flow at once. A process that finds that many members waits as
+// a standby and joins when a member leaves; when processes starting at the
+// same moment exceed it, the members ranked past it by member id step back.
+//
+// # Once
+//
+// With [Options].Once each process copies what it is assigned until every
+// partition of the flow, in its own tasks or in the progress the others
+// write, reached the end offset it had when the process started; then it
+// leaves the group. So N processes started by one CI job together copy the
+// flow once, and each exits when the flow is copied.
 //
 // The engine never builds Kafka clients from settings itself: callers hand it
 // a [Clients] (mirrorctl's internal/kafka.Factory is one), so a Go program can
