@@ -212,6 +212,13 @@ func TestKubernetesManifests(t *testing.T) {
 	for _, w := range cfg.Warnings {
 		t.Errorf("config warning: %v", w)
 	}
+	// Every replica must be admitted to copy: tasks.max is the most
+	// processes a flow admits, the others wait as standbys.
+	for _, f := range cfg.Flows {
+		if f.Enabled && dep.Spec.Replicas != nil && f.Int("tasks.max") < int64(*dep.Spec.Replicas) {
+			t.Errorf("flow %s: tasks.max %d is below the Deployment's %d replicas: the extra replicas only stand by", f.Name(), f.Int("tasks.max"), *dep.Spec.Replicas)
+		}
+	}
 }
 
 // unitFile is a systemd unit: section -> key -> values (keys may repeat).
