@@ -145,15 +145,28 @@ func (w *worker) start(batch []*task) {
 			}
 		}
 	}()
-	err := w.startBatch(ctx, batch)
-	if err != nil && ctx.Err() == nil {
-		w.log.Error("partitions not started", "partitions", len(batch), "err", err)
+	// A start that fails (offsets not listed yet for a partition just
+	// created, a broker moving) is tried again until it works or every task
+	// of the batch was revoked: a task never stays assigned and idle.
+	said := ""
+	for {
+		err := w.startBatch(ctx, batch)
+		if err == nil || ctx.Err() != nil {
+			return
+		}
+		if msg := err.Error(); msg != said {
+			said = msg
+			w.log.Warn("partition tasks not started yet; retrying", "partitions", len(batch), "err", err)
+		}
 		for _, t := range batch {
 			t.mu.Lock()
-			if t.firstErr == nil {
-				t.firstErr = err
-			}
+			t.firstErr = err
 			t.mu.Unlock()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(500 * time.Millisecond):
 		}
 	}
 }
@@ -190,6 +203,7 @@ func (w *worker) startBatch(ctx context.Context, batch []*task) error {
 		return err
 	}
 	add := map[string]map[int32]kgo.Offset{}
+	var errs []error
 	w.dmu.Lock()
 	defer w.dmu.Unlock()
 	for _, t := range batch {
@@ -198,7 +212,8 @@ func (w *worker) startBatch(ctx context.Context, batch []*task) error {
 		}
 		s, ok := starts.Lookup(t.src.topic, t.src.partition)
 		if !ok || s.Err != nil {
-			return fmt.Errorf("start offset of %s[%d] on %s: %v", t.src.topic, t.src.partition, w.cfg.Source, s.Err)
+			errs = append(errs, fmt.Errorf("start offset of %s[%d] on %s: %v", t.src.topic, t.src.partition, w.cfg.Source, s.Err))
+			continue
 		}
 		start, from := s.Offset, ResumeLogStart
 		written := int64(-1)
@@ -216,6 +231,9 @@ func (w *worker) startBatch(ctx context.Context, batch []*task) error {
 			}
 		}
 		t.resume(start, written, from)
+		t.mu.Lock()
+		t.firstErr = nil
+		t.mu.Unlock()
 		if add[t.src.topic] == nil {
 			add[t.src.topic] = map[int32]kgo.Offset{}
 		}
@@ -225,7 +243,7 @@ func (w *worker) startBatch(ctx context.Context, batch []*task) error {
 		w.log.Info("partition task started", "topic", t.src.topic, "partition", t.src.partition, "resume", start, "from", from)
 	}
 	w.consumer.AddConsumePartitions(add)
-	return nil
+	return errors.Join(errs...)
 }
 
 // release stops the tasks of parts and removes them: it stops fetching their
