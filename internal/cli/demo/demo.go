@@ -35,25 +35,33 @@ type DemoOptions struct {
 
 	Dir     string // where mm2.properties is written; "" = a temporary directory
 	Records int    // records per topic
+	// Keep is --keep: after the check, leave both clusters running (and
+	// the config in place) until the context is cancelled (Ctrl-C), so
+	// other mirrorctl processes can be pointed at them.
+	Keep bool
 }
 
 // NewCmdDemo returns `mirrorctl demo`.
 func NewCmdDemo(f *cmdutil.Factory, runF func(*DemoOptions) error) *cobra.Command {
 	opts := &DemoOptions{IO: f.IO, Output: f.Output, Logger: f.Logger, Now: f.Now}
 	cmd := &cobra.Command{
-		Use:   "demo [--dir <path>] [--records <n>]",
+		Use:   "demo [--dir <path>] [--records <n>] [--keep]",
 		Short: "Replicate between two embedded clusters and check every record",
 		Long: "Start two in-process Kafka clusters named us-east and eu-west, write the\n" +
 			"mm2.properties that joins them, seed the topics orders and payments (with\n" +
 			"headers, null keys and a tombstone) and a consumer group, run\n" +
 			"`mirrorctl replicate --once` on that file, and compare every record of each\n" +
 			"topic with its copy (us-east.orders, us-east.payments).\n\n" +
-			"Nothing outside this process is touched; the clusters vanish when it exits.\n\n" +
+			"Nothing outside this process is touched; the clusters vanish when it exits.\n" +
+			"With --keep they stay up after the check, until Ctrl-C: the demo prints\n" +
+			"their bootstrap addresses, the config path and commands to try from another\n" +
+			"terminal (translate, failover, lag, acl-plan) against the seeded consumer\n" +
+			"group order-processor. Ctrl-C then stops them and exits 0.\n\n" +
 			"EXIT STATUS\n\n" +
-			"  0  every record arrived intact\n" +
+			"  0  every record arrived intact (with --keep: and Ctrl-C stopped it)\n" +
 			"  1  the demo could not run\n" +
 			"  3  a record is missing or differs",
-		Example: "$ mirrorctl demo\n$ mirrorctl demo --records 10000 -o json",
+		Example: "$ mirrorctl demo\n$ mirrorctl demo --records 10000 -o json\n$ mirrorctl demo --keep --dir ./demo",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if opts.Records < 1 {
@@ -67,6 +75,7 @@ func NewCmdDemo(f *cmdutil.Factory, runF func(*DemoOptions) error) *cobra.Comman
 	}
 	cmd.Flags().StringVar(&opts.Dir, "dir", "", "Write the demo's mm2.properties here instead of a temporary directory")
 	cmd.Flags().IntVar(&opts.Records, "records", 500, "Records to seed per topic")
+	cmd.Flags().BoolVar(&opts.Keep, "keep", false, "Keep both clusters running after the check, until Ctrl-C")
 	return cmd
 }
 
@@ -79,6 +88,11 @@ type Result struct {
 	Heartbeats  int           `json:"heartbeats"`   // records in eu-west's heartbeats topic
 	ElapsedMs   int64         `json:"elapsed_ms"`
 	OK          bool          `json:"ok"`
+	// Clusters maps each alias to its bootstrap addresses; with --keep they
+	// answer until the demo is stopped.
+	Clusters map[string][]string `json:"clusters"`
+	// Kept is true with --keep: the clusters stay up after this document.
+	Kept bool `json:"kept"`
 }
 
 // TopicResult compares one source topic with its remote copy.
@@ -162,7 +176,8 @@ func runDemo(ctx context.Context, opts *DemoOptions) error {
 	}
 	step("replicated us-east->eu-west")
 
-	res := Result{Envelope: output.NewEnvelope(), Config: path, OK: true}
+	res := Result{Envelope: output.NewEnvelope(), Config: path, OK: true, Kept: opts.Keep,
+		Clusters: map[string][]string{"us-east": east.ListenAddrs(), "eu-west": west.ListenAddrs()}}
 	for _, t := range demoTopics {
 		tr, err := compare(ctx, kf, t.name, "us-east."+t.name)
 		if err != nil {
@@ -202,7 +217,38 @@ func runDemo(ctx context.Context, opts *DemoOptions) error {
 	if !res.OK {
 		return cmdutil.CheckFailedf("some records did not arrive intact")
 	}
+	if opts.Keep {
+		if opts.Output() != output.FormatJSON {
+			printKept(opts.IO, res)
+		}
+		<-ctx.Done() // Ctrl-C: the deferred Close calls stop both clusters
+		if opts.IO.IsStderrTTY() {
+			fmt.Fprintln(opts.IO.ErrOut, "• stopped the embedded clusters")
+		}
+		return nil
+	}
 	return nil
+}
+
+// printKept tells, on stdout, where the kept clusters answer and what to
+// try against them.
+func printKept(ios *iostreams.IOStreams, res Result) {
+	w := ios.Out
+	fmt.Fprintf(w, "\nThe clusters keep running until Ctrl-C:\n")
+	fmt.Fprintf(w, "  us-east  %s\n", strings.Join(res.Clusters["us-east"], ","))
+	fmt.Fprintf(w, "  eu-west  %s\n", strings.Join(res.Clusters["eu-west"], ","))
+	fmt.Fprintf(w, "  config   %s\n", res.Config)
+	fmt.Fprintf(w, "\nIn another terminal:\n")
+	fmt.Fprintf(w, "  export MIRRORCTL_CONFIG=%s\n", res.Config)
+	for _, c := range []string{
+		"mirrorctl translate --group order-processor",
+		"mirrorctl failover --group order-processor    # the plan; --apply commits it on eu-west",
+		"mirrorctl lag",
+		"mirrorctl checkpoints dump --latest",
+		"mirrorctl acl-plan --principal User:mm2 --failover-principal User:ops",
+	} {
+		fmt.Fprintf(w, "  %s\n", c)
+	}
 }
 
 // properties is the demo's mm2.properties: one flow us-east->eu-west with the
