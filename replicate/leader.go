@@ -315,9 +315,11 @@ func (fr *flowRunner) runRefresher(ctx context.Context) {
 			if err == nil {
 				err = applyPlan(ctx, fr.cfg, plan, src, tgt)
 			}
-			if err != nil && ctx.Err() == nil {
-				fr.log.Warn("topic refresh failed", "err", err)
-				continue
+			if err != nil {
+				if ctx.Err() == nil {
+					fr.log.Warn("topic refresh failed", "err", err)
+				}
+				continue // no plan to wait for (PlanFlow's plan is nil on error)
 			}
 			fr.awaitServed(ctx, plan)
 		case <-acls:
