@@ -60,6 +60,8 @@ type Options struct {
 	WaitCaughtUp     time.Duration // --wait-caught-up: drain first, up to this long
 	PlanOut          string        // --plan-out: write the plan (and the state it was made from) here
 	FromPlan         string        // --from-plan: apply this saved plan
+	FencePrincipals  []string      // --fence-principal: DENY WRITE on the source topics first
+	Unfence          bool          // --unfence: remove that fence and exit
 	Drill            bool          // --drill: the procedure on shadow groups
 	DrillReport      string        // --drill-report: directory for the evidence
 	DrillSuffix      string        // --drill-suffix
@@ -113,6 +115,10 @@ func NewCmdFailover(f *cmdutil.Factory, runF func(*Options) error) *cobra.Comman
 			"it waits until each group's source position is replicated (an exact translation,\n" +
 			"the target holding the copy of the next record) and refuses the groups still\n" +
 			"behind when the time is up, naming what is missing (exit 3).\n\n" +
+			"--fence-principal P (with --apply, an authorizer on the source) first adds\n" +
+			"DENY WRITE bindings for P on the groups' source topics, waits until their end\n" +
+			"offsets stop moving, drains (--wait-caught-up, default 2m) and then commits;\n" +
+			"the fence is audited and stays until --unfence --fence-principal P removes it.\n\n" +
 			"--drill runs the whole procedure against shadow groups on the target (group +\n" +
 			"--drill-suffix, default .mirrorctl-drill), verifies every committed position\n" +
 			"record by record, measures the RPO (records and time not yet mirrored) and the\n" +
@@ -187,6 +193,8 @@ func addFlags(cmd *cobra.Command, opts *Options) {
 	fl.BoolVarP(&opts.Yes, "yes", "y", false, "Do not ask for confirmation on a terminal")
 	fl.BoolVar(&opts.AllowEmpty, "allow-empty", false, "Exit 0 for a named group with no committed offset to move (it is still reported)")
 	fl.BoolVar(&opts.ClampOffsets, "clamp-offsets", false, "Commit a translated offset below the log start (past the end) at the log start (end) instead of refusing the group")
+	fl.StringArrayVar(&opts.FencePrincipals, "fence-principal", nil, "With --apply (failover): first deny this `principal` WRITE on the groups' source topics, wait until their end offsets stop, drain, then commit (repeatable; needs an authorizer)")
+	fl.BoolVar(&opts.Unfence, "unfence", false, "Remove the write fence of the --fence-principal(s) on the groups' source topics, and exit")
 	fl.StringVar(&opts.PlanOut, "plan-out", "", "Write the plan and the state it was made from to `file` (JSON), for --from-plan")
 	fl.StringVar(&opts.FromPlan, "from-plan", "", "Use the plan saved in `file` by --plan-out; groups whose state changed since are refused")
 }
@@ -203,6 +211,14 @@ func run(cmd *cobra.Command, opts *Options, runF func(*Options) error) error {
 	}
 	if opts.WaitCaughtUp < 0 || (opts.WaitCaughtUp > 0 && opts.Mode == string(failover.ModeCheckpoint)) {
 		return cmdutil.FlagErrorf("--wait-caught-up needs a positive duration and exact translation (--mode auto or exact)")
+	}
+	if opts.Unfence && len(opts.FencePrincipals) == 0 {
+		return cmdutil.FlagErrorf("--unfence needs the --fence-principal(s) whose fence to remove")
+	}
+	if len(opts.FencePrincipals) > 0 && !opts.Unfence {
+		if opts.Back || !opts.Apply || opts.FromPlan != "" || opts.Drill {
+			return cmdutil.FlagErrorf("--fence-principal fences a planned failover: it goes with failover --apply (not with failback, --from-plan or --drill); to remove a fence use --unfence")
+		}
 	}
 	if opts.Drill {
 		for _, name := range []string{"apply", "verify", "from-plan", "plan-out", "wait-caught-up", "allow-rewind"} {
@@ -255,6 +271,15 @@ func Run(ctx context.Context, opts *Options) error {
 	if opts.Drill {
 		return runDrill(ctx, opts, eng, cfg, popts)
 	}
+	if len(opts.FencePrincipals) > 0 {
+		done, err := runFence(ctx, opts, eng, cfg, popts)
+		if err != nil || done {
+			return err
+		}
+		if opts.WaitCaughtUp <= 0 {
+			opts.WaitCaughtUp = 2 * time.Minute // the fence's drain
+		}
+	}
 	var plan *failover.Plan
 	switch {
 	case opts.Back:
@@ -301,6 +326,72 @@ func savePlan(ctx context.Context, opts *Options, eng *failover.Engine, plan *fa
 	}
 	cmdutil.Notef(opts.IO, "plan saved to %s; apply it with --from-plan %s --apply", opts.PlanOut, opts.PlanOut)
 	return nil
+}
+
+// runFence puts the write fence in place (or with --unfence removes it),
+// audited. done is true when the command ends there (--unfence).
+func runFence(ctx context.Context, opts *Options, eng *failover.Engine, cfg *config.Config, popts failover.PlanOptions) (bool, error) {
+	var plan *failover.Plan
+	var err error
+	if opts.Back {
+		plan, err = eng.PlanFailback(ctx, popts)
+	} else {
+		plan, err = eng.PlanFailover(ctx, popts)
+	}
+	if err != nil {
+		return false, err
+	}
+	topics := failover.FenceTopics(plan)
+	if len(topics) == 0 {
+		return false, fmt.Errorf("the groups read no source topic of the flow: nothing to fence")
+	}
+	log, err := opts.Audit()
+	if err != nil {
+		return false, fmt.Errorf("audit log: %w (nothing was changed)", err)
+	}
+	what := map[string]any{"principals": opts.FencePrincipals, "topics": topics, "cluster": plan.Source}
+	if opts.Unfence {
+		op, err := log.Begin(ctx, "unfence", opts.Args, cfg.Digest(), what)
+		if err != nil {
+			return true, fmt.Errorf("audit log: %w (nothing was changed)", err)
+		}
+		uerr := eng.Unfence(ctx, topics, opts.FencePrincipals)
+		st := audit.StatusOK
+		if uerr != nil {
+			st = audit.StatusFailed
+		}
+		if err := op.End(ctx, st, what, uerr); err != nil {
+			uerr = errors.Join(uerr, fmt.Errorf("audit log: %w", err))
+		}
+		if uerr == nil {
+			cmdutil.Successf(opts.IO, "write fence removed for %s on %d topics of %s", strings.Join(opts.FencePrincipals, ", "), len(topics), plan.Source)
+		}
+		return true, uerr
+	}
+	op, err := log.Begin(ctx, "failover fence", opts.Args, cfg.Digest(), what)
+	if err != nil {
+		return false, fmt.Errorf("audit log: %w (nothing was changed)", err)
+	}
+	cmdutil.Notef(opts.IO, "fencing %s (DENY WRITE) on %d topics of %s, then waiting for their end offsets to stop", strings.Join(opts.FencePrincipals, ", "), len(topics), plan.Source)
+	fence, ferr := eng.Fence(ctx, topics, failover.FenceOptions{Principals: opts.FencePrincipals})
+	st := audit.StatusOK
+	if ferr != nil {
+		st = audit.StatusFailed
+	}
+	if err := op.End(ctx, st, fence, ferr); err != nil {
+		ferr = errors.Join(ferr, fmt.Errorf("audit log: %w", err))
+	}
+	if fence != nil {
+		var un []string
+		for _, p := range opts.FencePrincipals {
+			un = append(un, "--fence-principal "+p)
+		}
+		for _, g := range popts.Groups {
+			un = append(un, "--group "+g)
+		}
+		cmdutil.Notef(opts.IO, "the fence stays until removed: mirrorctl failover --source %s --target %s --unfence %s", plan.Source, plan.Target, strings.Join(un, " "))
+	}
+	return false, ferr
 }
 
 // runDrill runs failover.Engine.Drill, audited like an apply, prints the

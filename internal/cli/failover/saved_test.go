@@ -101,3 +101,19 @@ func TestDrillCommand(t *testing.T) {
 		t.Fatal("the shadow group was not deleted")
 	}
 }
+
+func TestFenceFlags(t *testing.T) {
+	e := newEnv(t)
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"failover", "--group", "g", "--fence-principal", "User:app"}, "it goes with failover --apply"},
+		{[]string{"failback", "--group", "g", "--fence-principal", "User:app", "--apply"}, "it goes with failover --apply"},
+		{[]string{"failover", "--group", "g", "--unfence"}, "--unfence needs the --fence-principal"},
+	} {
+		if code, _, stderr := e.run(t, tt.args...); code != 2 || !strings.Contains(stderr, tt.want) {
+			t.Errorf("%v: exit %d %s", tt.args, code, stderr)
+		}
+	}
+}
