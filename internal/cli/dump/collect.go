@@ -9,6 +9,7 @@ import (
 
 	"github.com/mirrorctl/mirrorctl/internal/cli/cmdutil"
 	"github.com/mirrorctl/mirrorctl/internal/config"
+	"github.com/mirrorctl/mirrorctl/internal/output"
 	"github.com/mirrorctl/mirrorctl/replicate"
 )
 
@@ -127,8 +128,40 @@ func runDump(ctx context.Context, c *Common, locate func(*config.Config) (locati
 		}
 		return err
 	}
-	if err := replicate.ReadInternalTopic(ctx, clients, loc.Alias, loc.Topic, read); err != nil {
+	prog, read := withProgress(ctx, c, clients, loc, read)
+	err = replicate.ReadInternalTopic(ctx, clients, loc.Alias, loc.Topic, read)
+	prog.Stop()
+	if err != nil {
 		return err
 	}
 	return render(c, finish())
+}
+
+// withProgress returns a progress bar on stderr (a no-op off a terminal) for
+// reading loc's partition 0 from its log start to its end offset now, and
+// read wrapped to advance it every 4096 records. Off a terminal read is
+// returned as is and no offsets are asked for.
+func withProgress(ctx context.Context, c *Common, clients replicate.Clients, loc location, read func(*kgo.Record)) (*output.Progress, func(*kgo.Record)) {
+	if !c.IO.IsStderrTTY() {
+		return &output.Progress{}, read
+	}
+	total, start := int64(0), int64(0)
+	if adm, err := clients.Admin(loc.Alias); err == nil {
+		starts, serr := adm.ListStartOffsets(ctx, loc.Topic)
+		ends, eerr := adm.ListEndOffsets(ctx, loc.Topic)
+		if serr == nil && eerr == nil {
+			s, sok := starts.Lookup(loc.Topic, 0)
+			e, eok := ends.Lookup(loc.Topic, 0)
+			if sok && eok && s.Err == nil && e.Err == nil {
+				start, total = s.Offset, e.Offset-s.Offset
+			}
+		}
+	}
+	prog := output.NewProgress(c.IO, "reading "+loc.Topic+" on "+loc.Alias, total, "records")
+	return prog, func(r *kgo.Record) {
+		read(r)
+		if r.Offset&4095 == 0 {
+			prog.Set(r.Offset - start + 1)
+		}
+	}
 }

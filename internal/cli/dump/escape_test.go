@@ -40,3 +40,28 @@ func TestCheckpointsDumpEscapesControlCharacters(t *testing.T) {
 		}
 	}
 }
+
+// TestDumpProgressOnlyOnATerminal: with stderr a terminal a dump draws a
+// progress bar there (and erases it); stdout is the same either way.
+func TestDumpProgressOnlyOnATerminal(t *testing.T) {
+	p := newClusterPair(t)
+	p.produce(t, "us-west", "us-east.checkpoints.internal", checkpointFixture(t))
+	f, plainOut, plainErr := p.factory(t, output.FormatTable, false)
+	if err := run(t, NewCmdCheckpointsDump(f, nil)); err != nil {
+		t.Fatal(err)
+	}
+	f, out, errOut := p.factory(t, output.FormatTable, false)
+	f.IO.SetStderrTTY(true)
+	if err := run(t, NewCmdCheckpointsDump(f, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != plainOut.String() {
+		t.Fatalf("stdout differs with a terminal on stderr:\n%s\nvs\n%s", out, plainOut)
+	}
+	if strings.Contains(plainErr.String(), "reading ") {
+		t.Fatalf("progress drawn off a terminal: %q", plainErr)
+	}
+	if !strings.Contains(errOut.String(), "reading us-east.checkpoints.internal on us-west") || !strings.Contains(errOut.String(), "/11") {
+		t.Fatalf("no progress against the 11 records on a terminal: %q", errOut)
+	}
+}

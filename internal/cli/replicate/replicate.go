@@ -215,6 +215,9 @@ func runReplicate(ctx context.Context, opts *ReplicateOptions) error {
 		defer stopStatus()
 	}
 	runErr := m.Run(ctx)
+	if runErr == nil && ctx.Err() != nil {
+		runErr = ctx.Err() // interrupted: render must not print a success mark
+	}
 	if rerr := render(opts, m.Stats(), m.GroupStats(), m.Status(), runErr); rerr != nil {
 		return rerr
 	}
