@@ -43,6 +43,13 @@ type FlowLag struct {
 	NewestCheckpointAgeMs *int64         `json:"newest_checkpoint_age_ms"`
 	Partitions            []PartitionLag `json:"partitions"`
 	Groups                []GroupLag     `json:"groups"`
+	// Members are the replicate processes in the flow's group on the
+	// source (replicate.ReadOwnership), Leader the one that leads the flow;
+	// OwnershipError says why they are unknown (e.g. no DESCRIBE on the
+	// groups), "" when they were read.
+	Members        []replicate.Member `json:"members"`
+	Leader         *replicate.Member  `json:"leader"`
+	OwnershipError string             `json:"ownership_error,omitempty"`
 }
 
 // PartitionLag is the replication lag of one source partition.
@@ -68,6 +75,9 @@ type PartitionLag struct {
 	// From is FromProgress, FromOffsetSyncs or FromNone.
 	From   string `json:"from"`
 	Breach bool   `json:"breach,omitempty"`
+	// Owner is the replicate process that copies the partition
+	// ("client-id@host"), "" when no process holds it.
+	Owner string `json:"owner,omitempty"`
 
 	next int64 // first source offset not on the target
 }
@@ -186,6 +196,16 @@ func (c *collector) collect(ctx context.Context) (FlowLag, error) {
 	if len(topics) > 0 {
 		if err := c.partitions(ctx, &fl, plan, src, tgt, topics, remotes, progress, syncs); err != nil {
 			return fl, err
+		}
+	}
+	fl.Members = []replicate.Member{}
+	if own, err := replicate.ReadOwnership(ctx, src, tgt, fc); err != nil {
+		fl.OwnershipError = err.Error()
+	} else {
+		fl.Members, fl.Leader = own.Members, own.Leader
+		for i := range fl.Partitions {
+			pl := &fl.Partitions[i]
+			pl.Owner = own.Owner[pl.SourceTopic][pl.Partition]
 		}
 	}
 	if fl.HeartbeatAgeMs, err = c.heartbeatAge(ctx, tgt); err != nil {

@@ -307,16 +307,23 @@ func renderTables(w io.Writer, opts *Options, res Result) error {
 			breachedHB[b.Flow] = true
 		}
 	}
-	pt := output.NewTable("flow", "topic", "partition", "source end", "replicated", "records behind", "time behind", "target end", "from", "status")
-	ft := output.NewTable("flow", "heartbeat age", "status")
+	pt := output.NewTable("flow", "topic", "partition", "source end", "replicated", "records behind", "time behind", "target end", "from", "status", "owner")
+	ft := output.NewTable("flow", "heartbeat age", "status", "leader", "members")
 	gt := output.NewTable("flow", "group", "checkpoint age", "rereads on failover", "status")
 	for _, f := range res.Flows {
 		name := f.Source + "->" + f.Target
 		for _, p := range f.Partitions {
 			pt.AddRow(name, p.Topic, strconv.Itoa(int(p.Partition)), output.Count(ios, p.SourceEndOffset), strconv.FormatInt(p.ReplicatedOffset, 10),
-				output.Count(ios, p.RecordsBehind), msCell(p.TimeBehindMs), output.Count(ios, p.TargetEndOffset), p.From, status(p.Breach))
+				output.Count(ios, p.RecordsBehind), msCell(p.TimeBehindMs), output.Count(ios, p.TargetEndOffset), p.From, status(p.Breach), p.Owner)
 		}
-		ft.AddRow(name, msCell(f.HeartbeatAgeMs), status(breachedHB[name]))
+		leader, members := "", strconv.Itoa(len(f.Members))
+		if f.Leader != nil {
+			leader = f.Leader.String()
+		}
+		if f.OwnershipError != "" {
+			leader, members = "unknown", "unknown"
+		}
+		ft.AddRow(name, msCell(f.HeartbeatAgeMs), status(breachedHB[name]), leader, members)
 		for _, g := range f.Groups {
 			gt.AddRow(name, g.Group, msCell(g.CheckpointAgeMs), output.Count(ios, g.RereadsOnFailover), status(g.Breach))
 		}

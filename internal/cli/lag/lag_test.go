@@ -405,7 +405,7 @@ func TestTableOutput(t *testing.T) {
 		t.Fatalf("exit %d, want 3", code)
 	}
 	want := "us-east->eu-west\tus-east." + topic + "\t0\t1\t-1\t1\t"
-	if !strings.HasPrefix(stdout, want) || !strings.Contains(stdout, "\tnone\tBREACH\n") {
+	if !strings.HasPrefix(stdout, want) || !strings.Contains(stdout, "\tnone\tBREACH\t\n") {
 		t.Fatalf("table output %q, want a row starting %q ending none BREACH", stdout, want)
 	}
 }

@@ -278,6 +278,7 @@ func TestProcessesShareAndSurviveSIGKILL(t *testing.T) {
 	createTopics(t, e.Client(t, "us-east"), parts, "orders")
 	procs := []*proc{startProc(t, e, "a"), startProc(t, e, "b"), startProc(t, e, "c")}
 	waitFor(t, 30*time.Second, "12 partitions spread over 3 processes, one leader", spread(procs, parts))
+	checkLagOwners(t, e, 3, parts)
 
 	done := stream(t, e, "orders", parts, n, 40*time.Millisecond)
 	awaitEnd(t, e, "us-east.orders", parts, n/4)
@@ -328,6 +329,40 @@ func TestProcessesShareAndSurviveSIGKILL(t *testing.T) {
 	t.Logf("%d heartbeats, %d closer than half an interval", len(hbs), close2)
 	if len(hbs) == 0 || close2 > 2 {
 		t.Errorf("%d of %d heartbeats closer than half an interval: more than one process emits them", close2, len(hbs))
+	}
+}
+
+// checkLagOwners runs `lag -o json` and checks it names members processes
+// in the flow's group, a leader, and an owner for each of parts partitions.
+func checkLagOwners(t *testing.T, e *env, members, parts int) {
+	t.Helper()
+	_, stdout, stderr := run(t, "lag", "-c", e.config, "-o", "json")
+	var res struct {
+		Flows []struct {
+			Members []struct {
+				MemberID, ClientID, Host string
+				Partitions               int
+			} `json:"members"`
+			Leader     *struct{ Host string } `json:"leader"`
+			Partitions []struct {
+				Owner string `json:"owner"`
+			} `json:"partitions"`
+			OwnershipError string `json:"ownership_error"`
+		} `json:"flows"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil || len(res.Flows) != 1 {
+		t.Fatalf("lag -o json: %v: %s %s", err, stdout, stderr)
+	}
+	f := res.Flows[0]
+	owned := 0
+	for _, p := range f.Partitions {
+		if p.Owner != "" {
+			owned++
+		}
+	}
+	if f.OwnershipError != "" || len(f.Members) != members || f.Leader == nil || owned != parts {
+		t.Fatalf("lag: %d members, leader %v, %d of %d partitions owned, error %q; want %d members, a leader, every partition owned",
+			len(f.Members), f.Leader, owned, len(f.Partitions), f.OwnershipError, members)
 	}
 }
 
