@@ -502,3 +502,36 @@ func TestDrillUsesShadowGroupsOnly(t *testing.T) {
 		t.Fatalf("drill over a leftover shadow group: %v", err)
 	}
 }
+
+// A commit whose request times out on the client while the target is
+// paused, and that the target applies afterwards, is re-read and reported
+// as committed, with the lost answer named.
+func TestCommitAnsweredAfterTheClientGaveUp(t *testing.T) {
+	g := testkit.Name("g-paused")
+	p, f, _, remote := seeded(t, g)
+	var paused atomic.Bool
+	p.West.ControlKey(int16(kmsg.OffsetCommit), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		if kreq.(*kmsg.OffsetCommitRequest).Group == g && paused.CompareAndSwap(false, true) {
+			p.West.SleepControl(func() { time.Sleep(1500 * time.Millisecond) })
+		}
+		p.West.KeepControl()
+		return nil, nil, false
+	})
+	e, err := New(Options{Flow: f, Clients: p.Clients, SourceTimeout: 2 * time.Second, CommitTimeout: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := testkit.Context(t)
+	plan, err := e.PlanFailover(ctx, PlanOptions{Groups: []string{g}, Mode: ModeExact})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Apply(ctx, plan); err != nil {
+		t.Fatal(err)
+	}
+	for part, pp := range actions(plan, g) {
+		if pp.Outcome != OutcomeCommitted || !strings.Contains(pp.Error, "answer was lost") || committedAt(t, p, g, remote, part) != 50 {
+			t.Errorf("partition %d: %s %q", part, pp.Outcome, pp.Error)
+		}
+	}
+}

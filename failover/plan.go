@@ -741,25 +741,41 @@ func ambiguousErr(err error) bool {
 // settle re-reads the group's offsets after a commit whose answer was lost
 // (cause) and sets each of pps's outcome to what is true: committed (the
 // offset is there), failed (the offset before the commit is still there)
-// or unknown (the re-read failed, or shows a third value). before holds the
-// offsets read right before the commit (nil: none).
+// or unknown (the re-read failed, or shows a third value). It re-reads for
+// up to about two seconds while the offsets do not show the commit (a
+// request that timed out may still be queued on the broker), within
+// max(CommitTimeout, 5s). before holds the offsets read right before the
+// commit (nil: none).
 func (e *Engine) settle(ctx context.Context, adm *kadm.Client, alias string, plan *Plan, group string, pps []*PartitionPlan, before map[tpKey]*int64, cause error) {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.commitTimeout)
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(e.commitTimeout, 5*time.Second))
 	defer cancel()
 	var (
 		current map[string]kadm.OffsetResponses
 		rerr    error
 	)
-	// The cluster that lost an answer may need a moment: a few tries.
-	for try := 0; try < 5; try++ {
+	// The cluster that lost an answer may need a moment, and a commit whose
+	// request timed out may still be queued there: re-read until every
+	// partition shows the committed offset, or a few times over about two
+	// seconds (within the commit timeout).
+	landed := func() bool {
+		for _, pp := range pps {
+			got, err := currentOf(current[group], plan.commitTopic(pp), pp.Partition)
+			if err != nil || got == nil || *got != *plan.commitAt(pp) {
+				return false
+			}
+		}
+		return true
+	}
+	for try := 0; try < 6; try++ {
 		var errs map[string]error
 		current, errs = fetchOffsets(rctx, adm, alias, []string{group})
-		if rerr = errs[group]; rerr == nil || rctx.Err() != nil {
+		rerr = errs[group]
+		if (rerr == nil && landed()) || rctx.Err() != nil {
 			break
 		}
 		select {
 		case <-rctx.Done():
-		case <-time.After(time.Duration(try+1) * 200 * time.Millisecond):
+		case <-time.After(time.Duration(try+1) * 150 * time.Millisecond):
 		}
 	}
 	for _, pp := range pps {
@@ -777,7 +793,7 @@ func (e *Engine) settle(ctx context.Context, adm *kadm.Client, alias string, pla
 		case got != nil && *got == want:
 			pp.Outcome, pp.Error = OutcomeCommitted, fmt.Sprintf("the commit's answer was lost (%v); re-read: %d is committed", cause, want)
 		case (got == nil && prev == nil) || (got != nil && prev != nil && *got == *prev):
-			pp.Outcome, pp.Error = OutcomeFailed, fmt.Sprintf("%v; re-read: not committed (the group's offset is still %s)", cause, optStr(prev))
+			pp.Outcome, pp.Error = OutcomeFailed, fmt.Sprintf("%v; re-read: not committed (the group's offset is still %s at %s)", cause, optStr(prev), time.Now().UTC().Format(time.RFC3339))
 		default:
 			pp.Outcome, pp.Error = OutcomeUnknown, fmt.Sprintf("%v; re-read shows %s, neither the previous %s nor the committed %d (another writer?)", cause, optStr(got), optStr(prev), want)
 		}
