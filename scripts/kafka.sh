@@ -13,6 +13,13 @@
 #   scripts/kafka.sh logs [NAME]      tail the logs (NAME: us-east, eu-west, mm2)
 #   scripts/kafka.sh translate-offsets --bootstrap H:P --source-alias A --group G [--client-config F]
 #                                     run RemoteClusterUtils.translateOffsets (JSON lines)
+#   scripts/kafka.sh tool NAME ARGS...  run one of Kafka's own CLI tools (its kafka-tools jar and
+#                                     dependencies are fetched from Maven Central on first use):
+#                                     consumer-groups, console-producer, console-consumer, topics,
+#                                     get-offsets, or a fully qualified class name, e.g.
+#     scripts/kafka.sh tool consumer-groups --bootstrap-server 127.0.0.1:19092 --describe --group G
+#     echo hi | scripts/kafka.sh tool console-producer --bootstrap-server 127.0.0.1:19092 --topic orders
+#     scripts/kafka.sh tool console-consumer --bootstrap-server 127.0.0.1:29092 --topic us-east.orders --from-beginning
 #
 # Environment: MIRRORCTL_KAFKA_STATE (default /tmp/mirrorctl-kafka) holds data,
 # logs, pid files, certificates and credentials; XDG_CACHE_HOME/HOME locate the
@@ -29,6 +36,7 @@ HARNESS="$ROOT/harness"
 CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/mirrorctl/kafka-$KAFKA_VERSION"
 LIBS="$CACHE/libs"
 CLASSES="$CACHE/classes"
+TOOLS="$CACHE/tools" # Kafka's CLI tools, apart from the broker's jars
 STATE="${MIRRORCTL_KAFKA_STATE:-/tmp/mirrorctl-kafka}"
 SECRETS="$STATE/secrets"
 LOGS="$STATE/logs"
@@ -412,6 +420,48 @@ cmd_translate_offsets() {
   tool_java mirrorctl.harness.TranslateOffsets "$@"
 }
 
+# Kafka's CLI tools: the class behind each bin/kafka-*.sh script of the
+# Kafka 4.x distribution.
+tool_class() {
+  case "$1" in
+  consumer-groups) echo org.apache.kafka.tools.consumer.group.ConsumerGroupCommand ;;
+  console-consumer) echo org.apache.kafka.tools.consumer.ConsoleConsumer ;;
+  console-producer) echo org.apache.kafka.tools.ConsoleProducer ;;
+  topics) echo org.apache.kafka.tools.TopicCommand ;;
+  get-offsets) echo org.apache.kafka.tools.GetOffsetShell ;;
+  *.*) echo "$1" ;;
+  *) die "unknown tool '$1': consumer-groups, console-producer, console-consumer, topics, get-offsets or a class name" ;;
+  esac
+}
+
+install_tools() {
+  local fp
+  fp=$(sha256sum <"$HARNESS/tools/pom.xml" | cut -c1-16)
+  [ -f "$TOOLS/.complete" ] && [ "$(cat "$TOOLS/.complete")" = "$fp" ] && return 0
+  need_tools
+  log "fetching Kafka $KAFKA_VERSION's CLI tools (kafka-tools) with mvn into $TOOLS"
+  rm -rf "$TOOLS.tmp"
+  mkdir -p "$CACHE"
+  (cd "$HARNESS/tools" && timeout 900 mvn -B -q -Dstyle.color=never -f pom.xml dependency:copy-dependencies \
+    -Dkafka.version="$KAFKA_VERSION" -DincludeScope=runtime \
+    -DoutputDirectory="$TOOLS.tmp") || die "mvn could not fetch kafka-tools $KAFKA_VERSION (see above)"
+  [ -f "$TOOLS.tmp/kafka-tools-$KAFKA_VERSION.jar" ] || die "mvn finished but $TOOLS.tmp lacks kafka-tools-$KAFKA_VERSION.jar"
+  rm -rf "$TOOLS"
+  mv "$TOOLS.tmp" "$TOOLS"
+  echo "$fp" >"$TOOLS/.complete"
+}
+
+cmd_tool() {
+  (($#)) || die "usage: $SELF tool NAME ARGS... (NAME: consumer-groups, console-producer, console-consumer, topics, get-offsets)"
+  local class
+  class=$(tool_class "$1")
+  shift
+  install_tools
+  exec java -Xmx256m -XX:TieredStopAtLevel=1 -Xshare:auto \
+    -Dlog4j2.configurationFile="$HARNESS/config/log4j2-tool.properties" \
+    -cp "$TOOLS/*" "$class" "$@"
+}
+
 usage() {
   sed -n '2,/^set -euo/p' "$SELF" | sed -e '$d' -e 's/^# \{0,1\}//' >&2
   exit 2
@@ -430,6 +480,7 @@ main() {
   mm2-stop) stop_one mm2 ;;
   logs) cmd_logs "$@" ;;
   translate-offsets) cmd_translate_offsets "$@" ;;
+  tool) cmd_tool "$@" ;;
   *) usage ;;
   esac
 }
