@@ -28,7 +28,7 @@ func (w *worker) pollLoop(ctx context.Context) {
 		if w.once {
 			// Wake up to look again at the flow's progress, which other
 			// members write.
-			pctx, cancel = context.WithTimeout(ctx, 100*time.Millisecond)
+			pctx, cancel = context.WithTimeout(ctx, 20*time.Millisecond)
 		}
 		fetches := w.consumer.PollFetches(pctx)
 		cancel()
