@@ -329,19 +329,38 @@ func (w *worker) onceDone(ctx context.Context) bool {
 	for _, t := range w.allTasks() {
 		mine[t.src] = t
 	}
+	var finished []*task // own tasks at their end whose progress is not written yet
+	done := true
 	for key, end := range w.onceEnds {
-		if t, ok := mine[key]; ok {
-			switch st := t.State(); {
-			case st == TaskStopped:
-				continue // reported by recordErrors
-			case st == TaskRunning && !t.halted.Load() && t.ackedNow() >= end:
-				continue
-			}
-			return false
-		}
 		if next, ok := w.progress.get(key); ok && next >= end {
+			continue // copied, by whichever member
+		}
+		t, ok := mine[key]
+		if !ok {
+			done = false
 			continue
 		}
+		switch st := t.State(); {
+		case st == TaskStopped:
+			continue // reported by recordErrors
+		case st == TaskRunning && !t.halted.Load() && t.ackedNow() >= end:
+			t.mu.Lock()
+			if t.written < t.acked {
+				finished = append(finished, t)
+			}
+			t.mu.Unlock()
+			continue
+		}
+		done = false
+	}
+	// Say at once that these partitions are copied: the other members'
+	// runs end on it, without waiting for the next progress interval.
+	if len(finished) > 0 {
+		if err := w.writeProgress(ctx, finished); err != nil && ctx.Err() == nil {
+			w.log.Warn("progress not written", "err", err)
+		}
+	}
+	if !done {
 		return false
 	}
 	// Every partition is copied: flush, then look once more.
