@@ -60,7 +60,7 @@ eu-west.consumer.session.timeout.ms = 6000
 	var mu sync.Mutex
 	var logs []string
 	start := func(name string) *proc {
-		p := &proc{cmd: exec.Command(bin, "replicate", "-c", cfg), stderr: &bytes.Buffer{}, done: make(chan struct{})}
+		p := &proc{cmd: exec.Command(bin, "replicate", "-v", "-c", cfg), stderr: &bytes.Buffer{}, done: make(chan struct{})}
 		p.cmd.Stderr = p.stderr
 		if err := p.cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -90,10 +90,10 @@ eu-west.consumer.session.timeout.ms = 6000
 	produced := make(chan struct{})
 	go func() {
 		defer close(produced)
-		for i := 0; i < perPart; i += 2500 {
+		for i := 0; i < perPart; i += 500 {
 			var recs []*kgo.Record
 			for p := int32(0); p < parts; p++ {
-				for j := i; j < min(i+2500, perPart); j++ {
+				for j := i; j < min(i+500, perPart); j++ {
 					recs = append(recs, &kgo.Record{Topic: topic, Partition: p, Value: []byte(fmt.Sprintf("p%d-%07d", p, j))})
 				}
 			}
@@ -101,7 +101,7 @@ eu-west.consumer.session.timeout.ms = 6000
 				t.Error(err)
 				return
 			}
-			time.Sleep(1200 * time.Millisecond)
+			time.Sleep(150 * time.Millisecond) // a steady stream: the kills land mid-copy
 		}
 	}()
 	remote := "us-east." + topic
@@ -121,7 +121,12 @@ eu-west.consumer.session.timeout.ms = 6000
 	}
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
 	for k := 0; k < kills; k++ {
-		time.Sleep(time.Duration(1500+rng.IntN(3000)) * time.Millisecond)
+		time.Sleep(time.Duration(2000+rng.IntN(4000)) * time.Millisecond)
+		select {
+		case <-produced:
+			t.Fatalf("kill %d came after the last record was produced: the test must kill mid-stream", k+1)
+		default:
+		}
 		i := rng.IntN(len(procs))
 		before := copied()
 		if err := procs[i].cmd.Process.Signal(syscall.SIGKILL); err != nil {
