@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -152,16 +153,19 @@ func (f *Factory) isClosed() bool {
 
 // logWarnings logs the property warnings for alias and role the first time only.
 func (f *Factory) logWarnings(alias string, role clientrole.Role, warnings []string) {
-	k := alias + "/" + string(role)
-	f.mu.Lock()
-	seen := f.warned[k]
-	f.warned[k] = true
-	f.mu.Unlock()
-	if seen {
-		return
-	}
+	// Once per cluster and property, whatever the role: the same
+	// top-level key reaches every role's client.
 	for _, w := range warnings {
-		f.logger.Warn("kafka client property not applied", "cluster", alias, "role", role, "property", w)
+		k := alias + "/" + w
+		f.mu.Lock()
+		seen := f.warned[k]
+		f.warned[k] = true
+		f.mu.Unlock()
+		if seen {
+			continue
+		}
+		key, why, _ := strings.Cut(w, ": ")
+		f.logger.Warn(fmt.Sprintf("cluster %s: client property %s not applied (%s client): %s (`mirrorctl config validate` lists these with file:line)", alias, key, role, why))
 	}
 }
 

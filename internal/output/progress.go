@@ -170,7 +170,11 @@ func (c *CopyProgress) Update(s CopyStatus) {
 	}
 	desc := "copying " + ByteSize(s.Bytes)
 	if s.Stopped > 0 {
-		desc += fmt.Sprintf(", %d partitions stopped", s.Stopped)
+		if s.Stopped == 1 {
+			desc += ", 1 partition stopped"
+		} else {
+			desc += fmt.Sprintf(", %d partitions stopped", s.Stopped)
+		}
 	}
 	c.p.mu.Lock()
 	defer c.p.mu.Unlock()

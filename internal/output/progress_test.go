@@ -29,7 +29,7 @@ func TestCopyProgressOnATerminal(t *testing.T) {
 	time.Sleep(150 * time.Millisecond) // past the redraw throttle
 	c.Update(CopyStatus{Records: 500, Bytes: 24_600_000, Total: 1000, Stopped: 1})
 	got := errOut.String()
-	for _, want := range []string{"copying 24.6 MB, 1 partitions stopped", "50%", "500/1000", "records"} {
+	for _, want := range []string{"copying 24.6 MB, 1 partition stopped", "50%", "500/1000", "records"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("progress lacks %q: %q", want, got)
 		}

@@ -364,7 +364,7 @@ func runFence(ctx context.Context, opts *Options, eng *failover.Engine, cfg *con
 			uerr = errors.Join(uerr, fmt.Errorf("audit log: %w", err))
 		}
 		if uerr == nil {
-			cmdutil.Successf(opts.IO, "write fence removed for %s on %d topics of %s", strings.Join(opts.FencePrincipals, ", "), len(topics), plan.Source)
+			cmdutil.Successf(opts.IO, "write fence removed for %s on %s of %s", strings.Join(opts.FencePrincipals, ", "), cmdutil.Plural(len(topics), "topic", "topics"), plan.Source)
 		}
 		return true, uerr
 	}
@@ -372,7 +372,7 @@ func runFence(ctx context.Context, opts *Options, eng *failover.Engine, cfg *con
 	if err != nil {
 		return false, fmt.Errorf("audit log: %w (nothing was changed)", err)
 	}
-	cmdutil.Notef(opts.IO, "fencing %s (DENY WRITE) on %d topics of %s, then waiting for their end offsets to stop", strings.Join(opts.FencePrincipals, ", "), len(topics), plan.Source)
+	cmdutil.Notef(opts.IO, "fencing %s (DENY WRITE) on %s of %s, then waiting for their end offsets to stop", strings.Join(opts.FencePrincipals, ", "), cmdutil.Plural(len(topics), "topic", "topics"), plan.Source)
 	fence, ferr := eng.Fence(ctx, topics, failover.FenceOptions{Principals: opts.FencePrincipals})
 	st := audit.StatusOK
 	if ferr != nil {
@@ -526,7 +526,7 @@ func execute(ctx context.Context, opts *Options, eng *failover.Engine, cfg *conf
 				return err
 			}
 		}
-		if !confirm(opts.IO, fmt.Sprintf("Commit %d partitions of %d groups on %s? [y/N] ", commits, countGroups(plan), plan.CommitCluster())) {
+		if !confirm(opts.IO, fmt.Sprintf("Commit %s of %s on %s? [y/N] ", cmdutil.Plural(commits, "partition", "partitions"), cmdutil.Plural(countGroups(plan), "group", "groups"), plan.CommitCluster())) {
 			fmt.Fprintln(opts.IO.ErrOut, "not confirmed; nothing was committed")
 			if json {
 				return render(opts, plan)

@@ -252,7 +252,7 @@ func TestConfirmation(t *testing.T) {
 	e := newEnv(t)
 	seed(t, e, 1, 10, map[string]int64{"billing": 3})
 	west := e.Admin(t, "eu-west")
-	const prompt = "Commit 1 partitions of 1 groups on eu-west? [y/N] "
+	const prompt = "Commit 1 partition of 1 group on eu-west? [y/N] "
 	committed := func() int64 {
 		offs, err := west.FetchOffsets(context.Background(), "billing")
 		if err != nil {

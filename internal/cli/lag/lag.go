@@ -295,11 +295,13 @@ func renderTables(w io.Writer, opts *Options, res Result) error {
 	ios, format := opts.IO, opts.Output()
 	st := output.NewStyles(ios)
 	tty := ios.IsStdoutTTY() && format == output.FormatTable
+	// Plain words: the table colours its status column (output.StatusTone)
+	// and escapes every cell, so a pre-coloured cell would print its codes.
 	status := func(breach bool) string {
 		if breach {
-			return st.Error("BREACH")
+			return "BREACH"
 		}
-		return st.OK("ok")
+		return "ok"
 	}
 	breachedHB := map[string]bool{}
 	for _, b := range res.Breaches {
