@@ -140,6 +140,18 @@ func hasBootstrap(cfg *config.Config, alias string) bool {
 type PlanResult struct {
 	output.Envelope
 	Flows []*replicate.Plan `json:"flows"`
+	// Members says, per flow, which replicate processes run it now: the
+	// members of its group with their partitions and the leader.
+	Members []FlowMembers `json:"members"`
+}
+
+// FlowMembers is who runs one flow now (replicate.ReadOwnership), or why
+// that is unknown.
+type FlowMembers struct {
+	Flow     string `json:"flow"`
+	TasksMax int    `json:"tasks_max"`
+	replicate.Ownership
+	Error string `json:"error,omitempty"`
 }
 
 // RunResult is the JSON document `replicate -o json` writes when it ends.
@@ -276,7 +288,7 @@ func statusLines(ctx context.Context, opts *ReplicateOptions, m *replicate.Mirro
 }
 
 func dryRun(ctx context.Context, opts *ReplicateOptions, flows []replicate.FlowConfig, clients replicate.Clients) error {
-	res := PlanResult{Envelope: output.NewEnvelope(), Flows: []*replicate.Plan{}}
+	res := PlanResult{Envelope: output.NewEnvelope(), Flows: []*replicate.Plan{}, Members: []FlowMembers{}}
 	for _, f := range flows {
 		if !f.Enabled {
 			continue
@@ -294,9 +306,31 @@ func dryRun(ctx context.Context, opts *ReplicateOptions, flows []replicate.FlowC
 			return err
 		}
 		res.Flows = append(res.Flows, plan)
+		fm := FlowMembers{Flow: f.Name(), TasksMax: f.TasksMax}
+		if fm.Ownership, err = replicate.ReadOwnership(ctx, src, tgt, f); err != nil {
+			fm.Error = err.Error()
+		}
+		res.Members = append(res.Members, fm)
 	}
 	if opts.Output() == output.FormatJSON {
 		return output.WriteJSON(opts.IO.Out, res)
+	}
+	// Who runs each flow now: a process started on this file joins them
+	// (or waits as a standby at tasks.max).
+	for _, fm := range res.Members {
+		switch {
+		case fm.Error != "":
+			cmdutil.Notef(opts.IO, "flow %s: group %s: members unknown: %s", fm.Flow, fm.Group, fm.Error)
+		case len(fm.Members) == 0:
+			cmdutil.Notef(opts.IO, "flow %s: group %s has no members: no replicate process runs this flow now (tasks.max %d)", fm.Flow, fm.Group, fm.TasksMax)
+		default:
+			leader := "none"
+			if fm.Leader != nil {
+				leader = fm.Leader.String()
+			}
+			cmdutil.Notef(opts.IO, "flow %s: group %s has %s running it (tasks.max %d), leader %s", fm.Flow, fm.Group,
+				cmdutil.Plural(len(fm.Members), "process", "processes"), fm.TasksMax, leader)
+		}
 	}
 	t := output.NewTable("flow", "topic", "remote topic", "action", "partitions", "target partitions", "reason")
 	for _, p := range res.Flows {

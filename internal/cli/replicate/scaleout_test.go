@@ -279,6 +279,9 @@ func TestProcessesShareAndSurviveSIGKILL(t *testing.T) {
 	procs := []*proc{startProc(t, e, "a"), startProc(t, e, "b"), startProc(t, e, "c")}
 	waitFor(t, 30*time.Second, "12 partitions spread over 3 processes, one leader", spread(procs, parts))
 	checkLagOwners(t, e, 3, parts)
+	if code, _, stderr := run(t, "replicate", "--dry-run", "-c", e.config); code != 0 || !strings.Contains(stderr, "has 3 processes running it (tasks.max 4), leader ") {
+		t.Fatalf("replicate --dry-run: exit %d, stderr %q; want the 3 members and the leader named", code, stderr)
+	}
 
 	done := stream(t, e, "orders", parts, n, 40*time.Millisecond)
 	awaitEnd(t, e, "us-east.orders", parts, n/4)
