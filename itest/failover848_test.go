@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -113,6 +114,80 @@ func TestConsumerProtocolGroupOnRealKafka(t *testing.T) {
 	offs.Each(func(o kadm.OffsetResponse) {
 		if o.Err == nil && o.At >= 0 {
 			t.Errorf("an active consumer-protocol group got a commit on eu-west: %s[%d] at %d", o.Topic, o.Partition, o.At)
+		}
+	})
+}
+
+// A drill on real brokers leaves the real group's offsets alone and its
+// report's RPO is the count of records the source holds and the target
+// does not.
+func TestDrillOnRealKafka(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	u := uniq(t)
+	topic, group := "orders-drill-"+u, "drill-"+u
+	east := mustEnv(t, "MIRRORCTL_KAFKA_US_EAST")
+	west := mustEnv(t, "MIRRORCTL_KAFKA_EU_WEST")
+	eadm := kadm.NewClient(newClient(t, east))
+	if _, err := eadm.CreateTopic(ctx, 2, 1, nil, topic); err != nil {
+		t.Fatal(err)
+	}
+	prod := newClient(t, east, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	produceAll(ctx, t, prod, shapes(topic, 2, 0, 60))
+	if _, err := eadm.CommitOffsets(ctx, group, kadm.OffsetsFromRecords(kgo.Record{Topic: topic, Partition: 0, Offset: 29}, kgo.Record{Topic: topic, Partition: 1, Offset: 29})); err != nil {
+		t.Fatal(err)
+	}
+	cfg := plainConfig(t, "topics = "+topic+"\nemit.heartbeats.enabled = false\n")
+	if code, _, stderr := mirrorctl(t, "-c", cfg, "replicate", "--once"); code != 0 {
+		t.Fatalf("replicate --once: exit %d: %s", code, stderr)
+	}
+	produceAll(ctx, t, prod, shapes(topic, 2, 60, 67)) // not mirrored
+	dir := t.TempDir()
+	code, stdout, stderr := mirrorctl(t, "-c", cfg, "--audit-log", filepath.Join(dir, "audit.jsonl"), "failover", "--group", group, "--drill", "--drill-report", dir)
+	if code != 0 {
+		t.Fatalf("drill: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "drill-*.json"))
+	if len(files) != 1 {
+		t.Fatalf("evidence %v", files)
+	}
+	var rep struct {
+		RPORecords int64 `json:"rpo_records"`
+		Verified   int   `json:"verified"`
+		Deleted    bool  `json:"shadow_groups_deleted"`
+	}
+	b, err := os.ReadFile(files[0])
+	if err == nil {
+		err = json.Unmarshal(b, &rep)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Count both sides.
+	sEnds, err := eadm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wadm := kadm.NewClient(newClient(t, west))
+	wEnds, err := wadm.ListEndOffsets(ctx, "us-east."+topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var diff int64
+	sEnds.Each(func(o kadm.ListedOffset) {
+		w, _ := wEnds.Lookup("us-east."+topic, o.Partition)
+		diff += o.Offset - w.Offset
+	})
+	if rep.RPORecords != diff || diff == 0 || rep.Verified != 2 || !rep.Deleted {
+		t.Fatalf("report %+v, want RPO %d records (source minus target)\n%s", rep, diff, b)
+	}
+	offs, err := wadm.FetchOffsets(ctx, group)
+	if err != nil && !errors.Is(err, kerr.GroupIDNotFound) {
+		t.Fatal(err)
+	}
+	offs.Each(func(o kadm.OffsetResponse) {
+		if o.Err == nil && o.At >= 0 {
+			t.Errorf("the drill committed to the real group on eu-west: %s[%d] at %d", o.Topic, o.Partition, o.At)
 		}
 	})
 }
