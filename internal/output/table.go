@@ -148,11 +148,13 @@ var ErrTableJSON = errors.New("output: a Table cannot render JSON; use WriteJSON
 //     columns aligned with two spaces between them and upper-cased headers
 //     (bold when colour is on). Unless wide, a table wider than
 //     ios.TerminalWidth() is narrowed in this order: text columns (reason,
-//     error, ...) wrap onto more lines down to 16 cells; if that is not
-//     enough they leave the grid and each non-empty text cell is printed
+//     error, ...) wrap onto more lines down to 16 cells; then multi-word
+//     headers wider than their cells break at spaces onto more lines
+//     ("SOURCE OFFSET" over "8"); if that is not enough text columns leave
+//     the grid and each non-empty text cell is printed
 //     under its row ("  reason: ...", wrapped to the terminal); then value
 //     columns are cut with "…" down to 12 cells; identity columns (flow, group,
-//     topic, partition, ...), number columns and headers are never cut, so
+//     topic, partition, ...), number columns and header words are never cut, so
 //     a table that still does not fit is printed wider than the terminal.
 //   - FormatTable off a TTY: one line per row, cells separated by a tab, no
 //     header line.
@@ -269,6 +271,7 @@ func layout(headers []string, rows [][]string, kinds []ColumnKind, maxWidth int)
 		w[i] = runewidth.StringWidth(h)
 	}
 	numeric := make([]bool, n)
+	content := make([]int, n) // widest cell, header excluded
 	for i := range numeric {
 		numeric[i] = true
 	}
@@ -276,6 +279,9 @@ func layout(headers []string, rows [][]string, kinds []ColumnKind, maxWidth int)
 		for i, c := range r {
 			if cw := runewidth.StringWidth(c); cw > w[i] {
 				w[i] = cw
+			}
+			if cw := runewidth.StringWidth(c); cw > content[i] {
+				content[i] = cw
 			}
 			if c != "" && !isNumber(c) {
 				numeric[i] = false
@@ -325,6 +331,30 @@ func layout(headers []string, rows [][]string, kinds []ColumnKind, maxWidth int)
 	}
 	shrink(KindText)
 	if total > maxWidth {
+		// Multi-word headers wider than their cells ("SOURCE OFFSET" over
+		// "8") break onto a second line, down to their longest word.
+		for i := range w {
+			if total <= maxWidth {
+				break
+			}
+			hw := runewidth.StringWidth(headers[i])
+			if w[i] != hw || !strings.Contains(headers[i], " ") {
+				continue
+			}
+			to := max(content[i], longestWord(headers[i]))
+			if kind[i] == KindText {
+				to = max(to, floor[i])
+			}
+			if to < w[i] {
+				total -= w[i] - to
+				w[i] = to
+				if kind[i] != KindText {
+					floor[i] = min(floor[i], to)
+				}
+			}
+		}
+	}
+	if total > maxWidth {
 		// Text at its floor is not enough: the text columns leave the
 		// grid, so the rest keeps one line per row.
 		for i := range w {
@@ -336,6 +366,15 @@ func layout(headers []string, rows [][]string, kinds []ColumnKind, maxWidth int)
 	}
 	shrink(KindValue)
 	return w, kind, detached
+}
+
+// longestWord returns the width of the widest space-separated word of s.
+func longestWord(s string) int {
+	m := 0
+	for _, f := range strings.Fields(s) {
+		m = max(m, runewidth.StringWidth(f))
+	}
+	return m
 }
 
 // isNumber reports whether a cell is a number as tables print them: digits
@@ -432,11 +471,20 @@ func (t *Table) renderAligned(ios *iostreams.IOStreams) error {
 		maxWidth = 0
 	}
 	widths, kinds, detached := layout(upper, cells, t.kinds, maxWidth)
-	var headers []any
+	// Headers wrap like text cells when their column was narrowed below
+	// them (at spaces, so never inside a word); they are the first rows.
+	var headerParts [][]string
+	headerHeight := 1
 	for i, h := range upper {
-		if !detached[i] {
-			headers = append(headers, st.Header(h))
+		if detached[i] {
+			continue
 		}
+		parts := []string{h}
+		if runewidth.StringWidth(h) > widths[i] {
+			parts = wrap(h, widths[i])
+		}
+		headerParts = append(headerParts, parts)
+		headerHeight = max(headerHeight, len(parts))
 	}
 	cell := tw.CellConfig{
 		Formatting: tw.CellFormatting{AutoWrap: tw.WrapNone, AutoFormat: tw.Off},
@@ -458,8 +506,18 @@ func (t *Table) renderAligned(ios *iostreams.IOStreams) error {
 			Row:    cell,
 		}),
 	)
-	tbl.Header(headers...)
-	physical := 0               // grid lines appended so far (header excluded)
+	for l := range headerHeight {
+		line := make([]string, len(headerParts))
+		for i, parts := range headerParts {
+			if l < len(parts) {
+				line[i] = st.Header(parts[l])
+			}
+		}
+		if err := tbl.Append(line); err != nil {
+			return fmt.Errorf("building table: %w", err)
+		}
+	}
+	physical := headerHeight    // output lines appended so far, header included
 	notes := map[int][]string{} // grid line index → detached lines after it
 	for _, r := range cells {
 		// A row whose text cells wrap becomes several physical rows, so
@@ -531,7 +589,7 @@ func (t *Table) renderAligned(ios *iostreams.IOStreams) error {
 		if nl {
 			out.WriteByte('\n')
 		}
-		for _, note := range notes[i-1] {
+		for _, note := range notes[i] {
 			out.WriteString(note)
 			out.WriteByte('\n')
 		}

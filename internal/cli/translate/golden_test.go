@@ -75,11 +75,12 @@ func TestTranslateGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	width := 160
 	run := func(tty bool, args ...string) (int, string, string) {
 		ios, _, out, errOut := iostreams.Test()
 		ios.SetStdoutTTY(tty)
 		ios.SetColorDisabled(true)
-		ios.SetTerminalWidth(160)
+		ios.SetTerminalWidth(width)
 		rctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 		defer cancel()
 		code := cli.Run(rctx, ios, append([]string{"-c", config, "--audit-log", filepath.Join(dir, "audit.jsonl")}, args...), nil)
@@ -91,19 +92,38 @@ func TestTranslateGolden(t *testing.T) {
 	for _, tt := range []struct {
 		golden string
 		tty    bool
+		width  int
 		args   []string
 	}{
 		{golden: "translate.tsv"},
 		{golden: "translate-tty.txt", tty: true},
+		{golden: "translate-tty-80.txt", tty: true, width: 80},
+		{golden: "translate-tty-100.txt", tty: true, width: 100},
+		{golden: "translate-tty-200.txt", tty: true, width: 200},
+		{golden: "translate-header.tsv", args: []string{"-o", "tsv"}},
 		{golden: "translate.json", args: []string{"-o", "json"}},
 		{golden: "translate-exact.csv", args: []string{"--mode", "exact", "-o", "csv"}},
 	} {
 		t.Run(tt.golden, func(t *testing.T) {
+			width = 160
+			if tt.width > 0 {
+				width = tt.width
+			}
 			code, stdout, stderr := run(tt.tty, append([]string{"translate", "--group", "billing", "--group", "audit"}, tt.args...)...)
 			if code != 0 || stderr != "" {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
 			clitest.Golden(t, tt.golden, stdout)
+			if tt.tty { // identity columns are never cut at any width
+				for _, id := range []string{"billing", "audit", "us-east.orders"} {
+					if !strings.Contains(stdout, id+" ") {
+						t.Errorf("width %d: %q cut:\n%s", width, id, stdout)
+					}
+				}
+				if strings.Contains(stdout, "billin…") || strings.Contains(stdout, "us-east.or…") {
+					t.Errorf("width %d: an identity column was cut:\n%s", width, stdout)
+				}
+			}
 		})
 	}
 }
