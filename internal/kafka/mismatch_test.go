@@ -13,9 +13,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// listMismatch lists topics with props and returns the error and how long
-// it took.
-func listMismatch(t *testing.T, props map[string]string) (error, time.Duration) {
+// listMismatch lists topics with props and returns how long it took and
+// the error.
+func listMismatch(t *testing.T, props map[string]string) (time.Duration, error) {
 	t.Helper()
 	f := NewFactory(staticProps(map[string]map[string]string{"c": props}), nil)
 	defer f.Close()
@@ -27,7 +27,7 @@ func listMismatch(t *testing.T, props map[string]string) (error, time.Duration) 
 	defer cancel()
 	start := time.Now()
 	_, err = adm.ListTopics(ctx)
-	return err, time.Since(start)
+	return time.Since(start), err
 }
 
 // TestHandshakeMismatchFailsFast checks that each protocol mismatch fails
@@ -42,7 +42,7 @@ func TestHandshakeMismatchFailsFast(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer plain.Close()
-	err, took := listMismatch(t, map[string]string{"bootstrap.servers": plain.ListenAddrs()[0], "security.protocol": "SSL",
+	took, err := listMismatch(t, map[string]string{"bootstrap.servers": plain.ListenAddrs()[0], "security.protocol": "SSL",
 		"ssl.truststore.type": "PEM", "ssl.truststore.location": p.caPEM, "socket.connection.setup.timeout.ms": "500"})
 	var hs *HandshakeError
 	if !errors.As(err, &hs) || !strings.Contains(hs.Hint, "PLAINTEXT or SASL_PLAINTEXT") {
@@ -71,7 +71,7 @@ func TestHandshakeMismatchFailsFast(t *testing.T) {
 			c.Close()
 		}
 	}()
-	err, _ = listMismatch(t, map[string]string{"bootstrap.servers": ln.Addr().String(), "security.protocol": "SASL_SSL",
+	_, err = listMismatch(t, map[string]string{"bootstrap.servers": ln.Addr().String(), "security.protocol": "SASL_SSL",
 		"ssl.truststore.type": "PEM", "ssl.truststore.location": p.caPEM, "sasl.mechanism": "PLAIN",
 		"sasl.jaas.config": `org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="p";`})
 	if !errors.As(err, &hs) || !strings.Contains(hs.Hint, "answered without TLS") {
@@ -95,7 +95,7 @@ func TestHandshakeMismatchFailsFast(t *testing.T) {
 			go func() { b := make([]byte, 16); c.Read(b); c.Close() }()
 		}
 	}()
-	err, took = listMismatch(t, map[string]string{"bootstrap.servers": tln.Addr().String()})
+	took, err = listMismatch(t, map[string]string{"bootstrap.servers": tln.Addr().String()})
 	var eof *kgo.ErrFirstReadEOF
 	if !errors.As(err, &eof) || !strings.Contains(Explain(err), "security.protocol") {
 		t.Fatalf("PLAINTEXT to a TLS listener: %v (hint %q)", err, Explain(err))
@@ -106,7 +106,7 @@ func TestHandshakeMismatchFailsFast(t *testing.T) {
 
 	// A certificate the trust store does not hold.
 	other := newPKI(t, []string{"localhost"}, []net.IP{net.ParseIP("127.0.0.1")})
-	err, _ = listMismatch(t, map[string]string{"bootstrap.servers": tln.Addr().String(), "security.protocol": "SSL",
+	_, err = listMismatch(t, map[string]string{"bootstrap.servers": tln.Addr().String(), "security.protocol": "SSL",
 		"ssl.truststore.type": "PEM", "ssl.truststore.location": other.caPEM})
 	if !errors.As(err, &hs) || !strings.Contains(hs.Hint, "not trusted") {
 		t.Fatalf("untrusted certificate: %v, want the trust-store hint", err)
