@@ -278,7 +278,16 @@ func TestProcessesShareAndSurviveSIGKILL(t *testing.T) {
 	createTopics(t, e.Client(t, "us-east"), parts, "orders")
 	procs := []*proc{startProc(t, e, "a"), startProc(t, e, "b"), startProc(t, e, "c")}
 	waitFor(t, 30*time.Second, "12 partitions spread over 3 processes, one leader", spread(procs, parts))
-	checkLagOwners(t, e, 3, parts)
+	// The groups may still settle (a member joined a moment ago): ask
+	// again until lag sees them stable.
+	var why string
+	waitFor(t, 20*time.Second, "lag to name 3 members, a leader and every owner", func() bool {
+		if w := lagOwners(t, e, 3, parts); w != why {
+			why = w
+			t.Log(w) // shown when the wait times out
+		}
+		return why == ""
+	})
 	if code, _, stderr := run(t, "replicate", "--dry-run", "-c", e.config); code != 0 || !strings.Contains(stderr, "has 3 processes running it (tasks.max 4), leader ") {
 		t.Fatalf("replicate --dry-run: exit %d, stderr %q; want the 3 members and the leader named", code, stderr)
 	}
@@ -335,9 +344,10 @@ func TestProcessesShareAndSurviveSIGKILL(t *testing.T) {
 	}
 }
 
-// checkLagOwners runs `lag -o json` and checks it names members processes
-// in the flow's group, a leader, and an owner for each of parts partitions.
-func checkLagOwners(t *testing.T, e *env, members, parts int) {
+// lagOwners runs `lag -o json` and says what is missing ("" when nothing)
+// of: members processes in the flow's group, a leader, an owner for each of
+// parts partitions.
+func lagOwners(t *testing.T, e *env, members, parts int) string {
 	t.Helper()
 	_, stdout, stderr := run(t, "lag", "-c", e.config, "-o", "json")
 	var res struct {
@@ -354,7 +364,7 @@ func checkLagOwners(t *testing.T, e *env, members, parts int) {
 		} `json:"flows"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &res); err != nil || len(res.Flows) != 1 {
-		t.Fatalf("lag -o json: %v: %s %s", err, stdout, stderr)
+		return fmt.Sprintf("lag -o json: %v: %s %s", err, stdout, stderr)
 	}
 	f := res.Flows[0]
 	owned := 0
@@ -364,9 +374,10 @@ func checkLagOwners(t *testing.T, e *env, members, parts int) {
 		}
 	}
 	if f.OwnershipError != "" || len(f.Members) != members || f.Leader == nil || owned != parts {
-		t.Fatalf("lag: %d members, leader %v, %d of %d partitions owned, error %q; want %d members, a leader, every partition owned",
+		return fmt.Sprintf("lag: %d members, leader %v, %d of %d partitions owned, error %q; want %d members, a leader, every partition owned",
 			len(f.Members), f.Leader, owned, len(f.Partitions), f.OwnershipError, members)
 	}
+	return ""
 }
 
 // Two processes, each killed with SIGKILL at random moments and restarted,
