@@ -7,7 +7,6 @@ import (
 	"os"
 	"sort"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -360,10 +359,4 @@ func countParts(m map[string][]int32) int {
 		n += len(ps)
 	}
 	return n
-}
-
-// lease is this process's membership in a flow's leader group.
-type lease struct {
-	m       *groupMember
-	leading atomic.Bool
 }

@@ -121,17 +121,6 @@ func (v *progressView) get(t tp) (int64, bool) {
 	return n, ok
 }
 
-// snapshot returns a copy of every position.
-func (v *progressView) snapshot() map[tp]int64 {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	out := make(map[tp]int64, len(v.next))
-	for k, n := range v.next {
-		out[k] = n
-	}
-	return out
-}
-
 // follow reads the progress topic until ctx ends.
 func (v *progressView) follow(ctx context.Context) error {
 	cl, err := v.clients.Client(v.alias, RoleConsumer, kgo.KeepControlRecords(),

@@ -308,9 +308,7 @@ func (w *worker) release(ctx context.Context, parts map[string][]int32, writePro
 	}
 	// Keep the stats of released tasks: the run's totals include them.
 	w.tmu.Lock()
-	for _, t := range gone {
-		w.released = append(w.released, t)
-	}
+	w.released = append(w.released, gone...)
 	w.tmu.Unlock()
 	for _, t := range gone {
 		w.log.Info("partition task released", "topic", t.src.topic, "partition", t.src.partition, "position", t.ackedNow(), "progress_written", writeProgress)
