@@ -23,6 +23,7 @@ import (
 
 	"github.com/mirrorctl/mirrorctl/internal/metrics"
 	"github.com/mirrorctl/mirrorctl/internal/testkit"
+	"github.com/mirrorctl/mirrorctl/replicate/mm2"
 )
 
 // The tests of this file run `mirrorctl replicate` as separate processes (this
@@ -273,9 +274,28 @@ func TestProcessesShareAndSurviveSIGKILL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts subprocesses")
 	}
-	e := scaleEnv(t, "tasks.max = 4\nus-east->eu-west.emit.heartbeats.enabled = true\n")
+	e := scaleEnv(t, "tasks.max = 4\nus-east->eu-west.emit.heartbeats.enabled = true\nemit.checkpoints.interval.seconds = 1\n")
 	const parts, n = 12, 4000
 	createTopics(t, e.Client(t, "us-east"), parts, "orders")
+	// A consumer group on the source that keeps moving, for checkpoints.
+	stopCommits := make(chan struct{})
+	commitsDone := make(chan struct{})
+	go func() {
+		defer close(commitsDone)
+		adm := kadm.NewClient(e.Client(t, "us-east"))
+		for at := int64(1); ; at += 50 {
+			select {
+			case <-stopCommits:
+				return
+			case <-time.After(300 * time.Millisecond):
+			}
+			offs := kadm.Offsets{}
+			for p := int32(0); p < parts; p++ {
+				offs.Add(kadm.Offset{Topic: "orders", Partition: p, At: at, LeaderEpoch: -1})
+			}
+			_, _ = adm.CommitOffsets(context.Background(), "app", offs)
+		}
+	}()
 	procs := []*proc{startProc(t, e, "a"), startProc(t, e, "b"), startProc(t, e, "c")}
 	waitFor(t, 30*time.Second, "12 partitions spread over 3 processes, one leader", spread(procs, parts))
 	// The groups may still settle (a member joined a moment ago): ask
@@ -308,13 +328,17 @@ func TestProcessesShareAndSurviveSIGKILL(t *testing.T) {
 	killed.kill(t)
 	rest := append(append([]*proc(nil), procs[:leader]...), procs[leader+1:]...)
 	waitFor(t, 30*time.Second, "the killed leader's partitions and leadership taken over", spread(rest, parts))
-	t.Logf("takeover after SIGKILL of the leader took %s (session timeout 1.5s)", time.Since(killedAt).Round(10*time.Millisecond))
+	takeoverAt := time.Now()
+	t.Logf("takeover after SIGKILL of the leader took %s (session timeout 1.5s)", takeoverAt.Sub(killedAt).Round(10*time.Millisecond))
 
 	d := startProc(t, e, "d")
 	rest = append(rest, d)
 	waitFor(t, 30*time.Second, "the 4th process takes partitions", spread(rest, parts))
 	<-done
 	awaitEnd(t, e, "us-east.orders", parts, n)
+	time.Sleep(1500 * time.Millisecond) // a heartbeat and a checkpoint pass by the new leader
+	close(stopCommits)
+	<-commitsDone
 	for _, p := range rest {
 		if code := p.term(t); code != 130 {
 			t.Errorf("%s: exit %d after SIGTERM, want 130", p.name, code)
@@ -338,9 +362,37 @@ func TestProcessesShareAndSurviveSIGKILL(t *testing.T) {
 			close2++
 		}
 	}
-	t.Logf("%d heartbeats, %d closer than half an interval", len(hbs), close2)
+	after := 0
+	for _, h := range hbs {
+		if h.Timestamp.After(takeoverAt) {
+			after++
+		}
+	}
+	t.Logf("%d heartbeats, %d closer than half an interval, %d after the takeover", len(hbs), close2, after)
 	if len(hbs) == 0 || close2 > 2 {
 		t.Errorf("%d of %d heartbeats closer than half an interval: more than one process emits them", close2, len(hbs))
+	}
+	if after == 0 {
+		t.Error("no heartbeat after the leader was killed: nobody took the leadership over")
+	}
+	// Checkpoints: each (group, partition, upstream offset) written once,
+	// by whichever process led at the time, not once per process.
+	cks := e.ReadAll(t, "eu-west", "us-east.checkpoints.internal")[0]
+	seen := map[string]int{}
+	repeated := 0
+	for _, r := range cks {
+		ck, err := mm2.DecodeCheckpoint(r.Key, r.Value)
+		if err != nil {
+			t.Fatalf("checkpoint at offset %d: %v", r.Offset, err)
+		}
+		k := fmt.Sprintf("%s/%s/%d/%d", ck.Group, ck.Topic, ck.Partition, ck.UpstreamOffset)
+		if seen[k]++; seen[k] > 1 {
+			repeated++
+		}
+	}
+	t.Logf("%d checkpoints, %d repeated", len(cks), repeated)
+	if len(cks) == 0 || repeated > parts {
+		t.Errorf("%d checkpoints, %d of them repeats: more than one process writes them", len(cks), repeated)
 	}
 }
 
