@@ -25,8 +25,11 @@ func printNotes(opts *ACLPlanOptions, notes []aclplan.Note) {
 
 // tableFormat maps --format/-o to the table renderer's format.
 func tableFormat(format string) output.Format {
-	if format == string(output.FormatCSV) {
+	switch format {
+	case string(output.FormatCSV):
 		return output.FormatCSV
+	case string(output.FormatTSV):
+		return output.FormatTSV
 	}
 	return output.FormatTable
 }

@@ -174,7 +174,7 @@ func render(c *Common, s *sheet) error {
 
 func renderOut(c *Common, s *sheet) error {
 	format := c.Output()
-	if format == output.FormatTable && c.IO.IsStdoutTTY() {
+	if format == output.FormatTable && (c.IO.IsStdoutTTY() || c.IO.WideTables()) {
 		now := c.Now()
 		t := output.NewTable(s.titles()...)
 		for i := range s.n {

@@ -73,10 +73,10 @@ func runVersion(_ context.Context, opts *VersionOptions) error {
 	switch opts.Output() {
 	case output.FormatJSON:
 		return output.WriteJSON(opts.IO.Out, info)
-	case output.FormatCSV:
+	case output.FormatCSV, output.FormatTSV:
 		t := output.NewTable("version", "commit", "go_version", "platform")
 		t.AddRow(info.Version, info.Commit, info.GoVersion, info.Platform)
-		return t.Render(opts.IO, output.FormatCSV)
+		return t.Render(opts.IO, opts.Output())
 	}
 	commit := info.Commit
 	if commit == "" {
