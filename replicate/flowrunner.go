@@ -157,6 +157,7 @@ func (fr *flowRunner) run(ctx context.Context) (err error) {
 	}
 
 	w := fr.worker
+	w.fatal = fail
 	topics, closeClients, err := fr.setUp(ctx)
 	if err != nil {
 		return err

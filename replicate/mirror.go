@@ -271,8 +271,11 @@ func unmatchedNames(cfg FlowConfig, plan *Plan) []string {
 }
 
 // concurrently runs steps at once and waits for all of them. The first error
-// cancels the others' context; every step's error is returned, joined.
+// cancels the others' context; the steps' errors are returned, joined,
+// without the cancellations that first error caused in the others (they are
+// its echo: kept, a caller would report "interrupted" instead of the cause).
 func concurrently(ctx context.Context, steps ...func(context.Context) error) error {
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errs := make([]error, len(steps))
@@ -287,5 +290,18 @@ func concurrently(ctx context.Context, steps ...func(context.Context) error) err
 		}()
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	cause := false
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, context.Canceled) {
+			cause = true
+		}
+	}
+	var out []error
+	for _, err := range errs {
+		if err == nil || (cause && parent.Err() == nil && errors.Is(err, context.Canceled)) {
+			continue
+		}
+		out = append(out, err)
+	}
+	return errors.Join(out...)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mirrorctl/mirrorctl/replicate/progress"
@@ -169,8 +170,11 @@ func (v *progressView) catchUp(ctx context.Context) error {
 		return fmt.Errorf("list end offsets of %s on %s: %w", v.topic, v.alias, err)
 	}
 	end, ok := ends.Lookup(v.topic, 0)
-	if !ok || end.Err != nil {
-		return fmt.Errorf("end offset of %s on %s: %v", v.topic, v.alias, end.Err)
+	if !ok {
+		end.Err = kerr.UnknownTopicOrPartition
+	}
+	if end.Err != nil {
+		return fmt.Errorf("end offset of progress topic %s on %s: %w", v.topic, v.alias, end.Err)
 	}
 	starts, err := adm.ListStartOffsets(ctx, v.topic)
 	if err != nil {

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mirrorctl/mirrorctl/replicate/mm2"
@@ -63,6 +65,9 @@ type worker struct {
 	released []*task         // tasks released during the run, for the totals (tmu)
 
 	assigned, revoked, lost atomic.Int64 // partitions, counted over the run
+
+	// fatal stops the flow with err (set by the flowRunner).
+	fatal func(err error)
 }
 
 func (w *worker) task(topic string, partition int32) *task {
@@ -149,9 +154,17 @@ func (w *worker) start(batch []*task) {
 	// created, a broker moving) is tried again until it works or every task
 	// of the batch was revoked: a task never stays assigned and idle.
 	said := ""
+	first := time.Now()
 	for {
 		err := w.startBatch(ctx, batch)
 		if err == nil || ctx.Err() != nil {
+			return
+		}
+		// What will not heal (no permission, the progress topic gone), or
+		// has not healed for startGiveUp, stops the flow with its cause:
+		// never a run that waits forever, or exits 0 having copied nothing.
+		if permanent(err) || time.Since(first) > startGiveUp {
+			w.fatal(fmt.Errorf("flow %s: partition tasks cannot start: %w", w.cfg.Name(), err))
 			return
 		}
 		if msg := err.Error(); msg != said {
@@ -169,6 +182,15 @@ func (w *worker) start(batch []*task) {
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
+}
+
+// startGiveUp bounds how long a partition task's start is retried.
+const startGiveUp = 30 * time.Second
+
+// permanent reports errors that retrying does not heal.
+func permanent(err error) bool {
+	return errors.Is(err, kerr.TopicAuthorizationFailed) || errors.Is(err, kerr.GroupAuthorizationFailed) ||
+		errors.Is(err, kerr.ClusterAuthorizationFailed) || errors.Is(err, kerr.UnknownTopicOrPartition) && strings.Contains(err.Error(), "progress topic")
 }
 
 func (w *worker) startBatch(ctx context.Context, batch []*task) error {
