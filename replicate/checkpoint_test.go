@@ -237,6 +237,12 @@ func TestCheckpointsContinuousAndAfterRestart(t *testing.T) {
 	f.CheckpointsInterval = 50 * time.Millisecond
 	remote := "us-east." + topic
 	latest := func() mm2.Checkpoint {
+		// The flow leader creates the checkpoints topic once it leads:
+		// until then there is nothing to read.
+		ends, err := p.Admin(t, "eu-west").ListEndOffsets(testkit.Context(t), "us-east.checkpoints.internal")
+		if o, ok := ends.Lookup("us-east.checkpoints.internal", 0); err != nil || !ok || o.Err != nil || o.Offset == 0 {
+			return mm2.Checkpoint{}
+		}
 		cks, _ := p.checkpoints(t)
 		return cks[g+"/"+remote+"/0"]
 	}

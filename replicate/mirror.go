@@ -167,8 +167,9 @@ type PartitionStats struct {
 	Records int64  `json:"records"` // records acknowledged by the target in this run
 	Bytes   int64  `json:"bytes"`   // value bytes of those records, as MM2 counts byte-count
 	Error   string `json:"error,omitempty"`
-	// State is the partition task's state ([TaskRunning], ...), or
-	// "released" once the group moved the partition to another member.
+	// State is the partition task's state ([TaskRunning], ...),
+	// [TaskReleased] once the group moved the partition to another member,
+	// or [TaskElsewhere] for a partition of a once run that never ran here.
 	State TaskState `json:"state"`
 	// ResumedFrom says where the task's resume point came from
 	// ([ResumeProgress], [ResumeLogStart], [ResumeLogEnd]).

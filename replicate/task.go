@@ -25,6 +25,12 @@ const (
 	// TaskRevoking: the group moved the partition away; in-flight copies
 	// are awaited and the final progress is written before it is released.
 	TaskRevoking TaskState = "revoking"
+	// TaskReleased ([PartitionStats] only): the partition ran here and
+	// was handed to another member.
+	TaskReleased TaskState = "released"
+	// TaskElsewhere ([PartitionStats] only, with once): the partition never
+	// ran here; another member copied it, or it was copied already.
+	TaskElsewhere TaskState = "elsewhere"
 )
 
 // Where a task's resume point came from ([PartitionStats].ResumedFrom).

@@ -491,13 +491,25 @@ func (w *worker) stats(owner string) []PartitionStats {
 		}
 		t.mu.Unlock()
 	}
+	// With once, every partition the run had to copy is reported, also
+	// those that another member copied or that were copied already.
+	for k := range w.onceEnds {
+		if _, ok := byKey[k]; ok {
+			continue
+		}
+		next, _ := w.progress.get(k)
+		byKey[k] = &PartitionStats{Flow: w.cfg.Name(), Topic: k.topic, RemoteTopic: w.cfg.Policy.FormatRemoteTopic(w.cfg.Source, k.topic),
+			Partition: k.partition, Position: next, Acked: next, State: TaskElsewhere}
+		order = append(order, k)
+	}
 	out := make([]PartitionStats, 0, len(order))
 	for _, k := range order {
 		s := byKey[k]
-		if current[k] {
+		switch {
+		case current[k]:
 			s.Owner = owner
-		} else {
-			s.State = "released"
+		case s.State != TaskElsewhere:
+			s.State = TaskReleased
 		}
 		out = append(out, *s)
 	}

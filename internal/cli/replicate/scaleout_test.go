@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -69,22 +68,12 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
-
 func startProc(t *testing.T, e *env, name string, args ...string) *proc {
 	t.Helper()
-	addr := freeAddr(t)
-	all := append([]string{"replicate", "-c", e.config, "--metrics-addr", addr}, args...)
-	p := &proc{name: name, cmd: exec.Command(os.Args[0], all...), stderr: &lockedBuffer{}, metrics: addr, done: make(chan struct{})}
+	// Port 0: the process logs the address it got (a port chosen here
+	// could be taken by another test's process before it binds).
+	all := append([]string{"replicate", "-v", "-c", e.config, "--metrics-addr", "127.0.0.1:0"}, args...)
+	p := &proc{name: name, cmd: exec.Command(os.Args[0], all...), stderr: &lockedBuffer{}, done: make(chan struct{})}
 	p.cmd.Env = append(os.Environ(), "MIRRORCTL_TEST_MAIN=1")
 	p.cmd.Stderr = p.stderr
 	if err := p.cmd.Start(); err != nil {
@@ -127,8 +116,26 @@ func (p *proc) term(t *testing.T) int {
 	return p.code
 }
 
+// metricsAddr returns the address p serves /status on, "" before it logged
+// it.
+func (p *proc) metricsAddr() string {
+	if p.metrics == "" {
+		out := p.stderr.String()
+		if i := strings.Index(out, `msg="serving metrics" addr=`); i >= 0 {
+			rest := out[i+len(`msg="serving metrics" addr=`):]
+			if j := strings.IndexAny(rest, " \n"); j >= 0 {
+				p.metrics = rest[:j]
+			}
+		}
+	}
+	return p.metrics
+}
+
 // status reads p's /status; ok is false while it does not answer.
 func (p *proc) status() (metrics.FlowStatus, bool) {
+	if p.metricsAddr() == "" {
+		return metrics.FlowStatus{}, false
+	}
 	cl := http.Client{Timeout: time.Second}
 	resp, err := cl.Get("http://" + p.metrics + "/status")
 	if err != nil {
