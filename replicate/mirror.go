@@ -176,6 +176,12 @@ type PartitionStats struct {
 	ResumedFrom string `json:"resumed_from,omitempty"`
 	// Owner is this process ([Identity]) while it runs the task.
 	Owner string `json:"owner,omitempty"`
+	// Start is the source offset this process's first task of the
+	// partition resumed from, End (with once) the partition's end offset
+	// when the run started; -1 when unknown. End-Start is what this
+	// process had to copy of it.
+	Start int64 `json:"start"`
+	End   int64 `json:"end"`
 }
 
 // Stats returns a snapshot of every partition of every running flow, sorted

@@ -67,6 +67,7 @@ type task struct {
 	inflight    []int64 // upstream offsets handed to the producer, in order
 	head        int
 	acked       int64 // next source offset after the last acknowledged record (the resume point before any)
+	firstStart  int64 // the resume point
 	written     int64 // acked value last written to the progress topic, -1 none
 	resumedFrom string
 	sync        syncState
@@ -95,7 +96,7 @@ func (t *task) State() TaskState { return t.state.Load().(TaskState) }
 // the value already in the progress topic (-1 if none).
 func (t *task) resume(start, written int64, from string) {
 	t.mu.Lock()
-	t.acked, t.written, t.resumedFrom = start, written, from
+	t.acked, t.written, t.resumedFrom, t.firstStart = start, written, from, start
 	t.mu.Unlock()
 	t.position.Store(start)
 }

@@ -476,9 +476,12 @@ func (w *worker) stats(owner string) []PartitionStats {
 		t.mu.Lock()
 		s := byKey[t.src]
 		if s == nil {
-			s = &PartitionStats{Flow: w.cfg.Name(), Topic: t.src.topic, RemoteTopic: t.remote, Partition: t.src.partition}
+			s = &PartitionStats{Flow: w.cfg.Name(), Topic: t.src.topic, RemoteTopic: t.remote, Partition: t.src.partition, Start: -1, End: t.end}
 			byKey[t.src] = s
 			order = append(order, t.src)
+		}
+		if s.Start < 0 && t.resumedFrom != "" {
+			s.Start = t.firstStart
 		}
 		s.Position, s.Acked = t.position.Load(), t.acked
 		s.Records += t.records
@@ -499,7 +502,7 @@ func (w *worker) stats(owner string) []PartitionStats {
 		}
 		next, _ := w.progress.get(k)
 		byKey[k] = &PartitionStats{Flow: w.cfg.Name(), Topic: k.topic, RemoteTopic: w.cfg.Policy.FormatRemoteTopic(w.cfg.Source, k.topic),
-			Partition: k.partition, Position: next, Acked: next, State: TaskElsewhere}
+			Partition: k.partition, Position: next, Acked: next, State: TaskElsewhere, Start: w.onceEnds[k], End: w.onceEnds[k]}
 		order = append(order, k)
 	}
 	out := make([]PartitionStats, 0, len(order))

@@ -226,7 +226,12 @@ func runReplicate(ctx context.Context, opts *ReplicateOptions) error {
 		stopStatus := statusLines(ctx, opts, m)
 		defer stopStatus()
 	}
+	stopProgress := func() {}
+	if opts.Once {
+		stopProgress = onceProgress(ctx, opts, m)
+	}
 	runErr := m.Run(ctx)
+	stopProgress()
 	if runErr == nil && ctx.Err() != nil {
 		runErr = ctx.Err() // interrupted: render must not print a success mark
 	}
@@ -240,6 +245,41 @@ func runReplicate(ctx context.Context, opts *ReplicateOptions) error {
 		return ctx.Err() // interrupted: exit 130 after the position was saved
 	}
 	return runErr
+}
+
+// onceProgress draws --once's progress bar on a terminal's stderr (records
+// acknowledged against what this process had to copy, from the partitions'
+// resume points to their end offsets at start) until the returned func is
+// called. Off the terminal it draws nothing.
+func onceProgress(ctx context.Context, opts *ReplicateOptions, m *replicate.Mirror) func() {
+	cp := output.NewCopyProgress(opts.IO)
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			var st output.CopyStatus
+			for _, s := range m.Stats() {
+				st.Records += s.Records
+				st.Bytes += s.Bytes
+				if s.Start >= 0 && s.End > s.Start {
+					st.Total += s.End - s.Start
+				}
+				if s.Error != "" {
+					st.Stopped++
+				}
+			}
+			cp.Update(st)
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() { cancel(); <-done; cp.Stop() }
 }
 
 // statusLines prints, every 10 s on a terminal, how far the mirror got, so a
