@@ -16,14 +16,8 @@ import (
 // only), and its membership in the leader group and the flow-level work
 // while it leads.
 type flowRunner struct {
-	cfg      FlowConfig
-	clients  Clients
-	log      *slog.Logger
-	now      func() time.Time
-	once     bool
-	stopWait time.Duration
-	obs      Observer
-	self     Identity
+	flowEnv
+	self Identity
 
 	worker *worker // nil for a pair that only emits heartbeats
 
@@ -45,18 +39,24 @@ type flowRunner struct {
 	subscribed map[string]bool
 }
 
+// flowEnv is what the parts of one flow in this process share: its
+// settings and the engine's options.
+type flowEnv struct {
+	cfg      FlowConfig
+	clients  Clients
+	log      *slog.Logger // with the flow's name
+	now      func() time.Time
+	once     bool
+	stopWait time.Duration
+	obs      Observer
+}
+
 func newFlowRunner(f FlowConfig, opts Options, log *slog.Logger, observing bool) *flowRunner {
-	fr := &flowRunner{
-		cfg: f, clients: opts.Clients, log: log.With("flow", f.Name()), now: opts.Now, once: opts.Once,
-		stopWait: opts.ShutdownTimeout, obs: opts.Observer, dataDone: make(chan struct{}),
-		membership: MemberJoining, subscribed: map[string]bool{},
-	}
+	env := flowEnv{cfg: f, clients: opts.Clients, log: log.With("flow", f.Name()), now: opts.Now, once: opts.Once,
+		stopWait: opts.ShutdownTimeout, obs: opts.Observer}
+	fr := &flowRunner{flowEnv: env, dataDone: make(chan struct{}), membership: MemberJoining, subscribed: map[string]bool{}}
 	if f.Enabled {
-		fr.worker = &worker{
-			cfg: f, clients: opts.Clients, log: fr.log, now: opts.Now, once: opts.Once,
-			stopWait: opts.ShutdownTimeout, obs: opts.Observer, observing: observing,
-			tasks: make(map[tp]*task), syncWake: make(chan struct{}, 1),
-		}
+		fr.worker = &worker{flowEnv: env, observing: observing, tasks: make(map[tp]*task), syncWake: make(chan struct{}, 1)}
 	}
 	return fr
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sort"
 	"strings"
 	"sync"
@@ -23,13 +22,7 @@ import (
 // consumer, the data producer and the control producers; the group member
 // (see membership.go) tells it which partitions to start and to release.
 type worker struct {
-	cfg      FlowConfig
-	clients  Clients
-	log      *slog.Logger
-	now      func() time.Time
-	once     bool
-	stopWait time.Duration
-	obs      Observer
+	flowEnv
 	// observing is false with the no-op observer: the hot path then skips
 	// the clock reads that only metrics need.
 	observing bool
