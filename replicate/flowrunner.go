@@ -56,7 +56,8 @@ func newFlowRunner(f FlowConfig, opts Options, log *slog.Logger, observing bool)
 		stopWait: opts.ShutdownTimeout, obs: opts.Observer}
 	fr := &flowRunner{flowEnv: env, dataDone: make(chan struct{}), membership: MemberJoining, subscribed: map[string]bool{}}
 	if f.Enabled {
-		fr.worker = &worker{flowEnv: env, observing: observing, tasks: make(map[tp]*task), syncWake: make(chan struct{}, 1)}
+		fr.worker = &worker{flowEnv: env, observing: observing, tasks: make(map[tp]*task), syncWake: make(chan struct{}, 1),
+			progress: newProgressView(opts.Clients, f, env.log)}
 	}
 	return fr
 }
@@ -281,7 +282,6 @@ func (fr *flowRunner) setUp(ctx context.Context) (topics []string, _ func(), err
 	if w.consumer, err = client("", kgo.KeepControlRecords(), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())); err != nil {
 		return nil, nil, err
 	}
-	w.progress = newProgressView(fr.clients, cfg, fr.log)
 
 	var plan *Plan
 	steps := []func(context.Context) error{
@@ -324,16 +324,19 @@ func (fr *flowRunner) setUp(ctx context.Context) (topics []string, _ func(), err
 		if err != nil {
 			return nil, nil, fmt.Errorf("flow %s: list end offsets on %s: %w", cfg.Name(), cfg.Source, err)
 		}
-		w.onceEnds = map[tp]int64{}
+		onceEnds := map[tp]int64{}
 		for _, t := range plan.Replicated() {
 			for p := int32(0); p < t.Partitions; p++ {
 				e, ok := ends.Lookup(t.Topic, p)
 				if !ok || e.Err != nil {
 					return nil, nil, fmt.Errorf("flow %s: end offset of %s[%d] on %s: %v", cfg.Name(), t.Topic, p, cfg.Source, e.Err)
 				}
-				w.onceEnds[tp{t.Topic, p}] = e.Offset
+				onceEnds[tp{t.Topic, p}] = e.Offset
 			}
 		}
+		w.tmu.Lock() // Stats reads it from other goroutines
+		w.onceEnds = onceEnds
+		w.tmu.Unlock()
 	}
 	return topics, closeAll, nil
 }

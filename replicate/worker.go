@@ -489,13 +489,16 @@ func (w *worker) stats(owner string) []PartitionStats {
 	}
 	// With once, every partition the run had to copy is reported, also
 	// those that another member copied or that were copied already.
-	for k := range w.onceEnds {
+	w.tmu.RLock()
+	onceEnds := w.onceEnds
+	w.tmu.RUnlock()
+	for k, end := range onceEnds {
 		if _, ok := byKey[k]; ok {
 			continue
 		}
 		next, _ := w.progress.get(k)
 		byKey[k] = &PartitionStats{Flow: w.cfg.Name(), Topic: k.topic, RemoteTopic: w.cfg.Policy.FormatRemoteTopic(w.cfg.Source, k.topic),
-			Partition: k.partition, Position: next, Acked: next, State: TaskElsewhere, Start: w.onceEnds[k], End: w.onceEnds[k]}
+			Partition: k.partition, Position: next, Acked: next, State: TaskElsewhere, Start: end, End: end}
 		order = append(order, k)
 	}
 	out := make([]PartitionStats, 0, len(order))

@@ -51,6 +51,10 @@ func NewProgress(ios *iostreams.IOStreams, description string, total int64, unit
 		progressbar.OptionUseANSICodes(true),
 		progressbar.OptionEnableColorCodes(false),
 		progressbar.OptionSetRenderBlankState(true),
+		// No redraw goroutine of the library's own (it animates a spinner
+		// of unknown total on a ticker, racing Clear): we redraw on
+		// updates only.
+		progressbar.OptionSetSpinnerChangeInterval(0),
 	)
 	return &Progress{bar: bar, total: total}
 }
