@@ -147,6 +147,10 @@ type Identity struct {
 
 func (id Identity) String() string { return fmt.Sprintf("%s@%s[%d]", id.ClientID, id.Host, id.Pid) }
 
+// MemberName is the client id of this process's group clients:
+// "client-id[host:pid]".
+func (id Identity) MemberName() string { return fmt.Sprintf("%s[%s:%d]", id.ClientID, id.Host, id.Pid) }
+
 func selfIdentity(cl *kgo.Client) Identity {
 	host, _ := os.Hostname()
 	cid, _ := cl.OptValue(kgo.ClientID).(string)
@@ -340,8 +344,15 @@ func (fr *flowRunner) groupMembers(ctx context.Context) ([]string, error) {
 
 // groupOpts are the session settings of this process's group memberships:
 // a heartbeat every third of the session timeout, as Connect's defaults.
+// The group clients (membership only, no data) carry the process's name in
+// their client id, so the coordinator's view (lag, kafka-consumer-groups)
+// names the same process alike in both groups.
 func (fr *flowRunner) groupOpts() []kgo.Opt {
-	return []kgo.Opt{kgo.SessionTimeout(fr.cfg.SessionTimeout), kgo.HeartbeatInterval(max(fr.cfg.SessionTimeout/3, 100*time.Millisecond))}
+	fr.mu.Lock()
+	self := fr.self
+	fr.mu.Unlock()
+	return []kgo.Opt{kgo.SessionTimeout(fr.cfg.SessionTimeout), kgo.HeartbeatInterval(max(fr.cfg.SessionTimeout/3, 100*time.Millisecond)),
+		kgo.ClientID(self.MemberName())}
 }
 
 // assignedParts returns the partitions of this process's tasks.

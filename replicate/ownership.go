@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"sort"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -63,7 +65,7 @@ func ReadOwnership(ctx context.Context, src, tgt *kadm.Client, fc FlowConfig) (O
 	}
 	if d != nil {
 		for _, m := range d.Members {
-			mb := Member{MemberID: m.MemberID, ClientID: m.ClientID, Host: m.ClientHost}
+			mb := Member{MemberID: m.MemberID, ClientID: m.ClientID, Host: clientHost(m.ClientHost)}
 			if a, ok := m.Assigned.AsConsumer(); ok {
 				for _, t := range a.Topics {
 					for _, p := range t.Partitions {
@@ -86,9 +88,20 @@ func ReadOwnership(ctx context.Context, src, tgt *kadm.Client, fc FlowConfig) (O
 	if ld != nil {
 		for _, m := range ld.Members {
 			if a, ok := m.Assigned.AsConsumer(); ok && len(a.Topics) > 0 && len(a.Topics[0].Partitions) > 0 {
-				o.Leader = &Member{MemberID: m.MemberID, ClientID: m.ClientID, Host: m.ClientHost}
+				o.Leader = &Member{MemberID: m.MemberID, ClientID: m.ClientID, Host: clientHost(m.ClientHost)}
 			}
 		}
 	}
 	return o, nil
+}
+
+// clientHost is the coordinator's client host without the leading slash
+// and the connection's port ("/10.1.2.3:51234" is "10.1.2.3"), so one
+// process reads alike over its connections.
+func clientHost(h string) string {
+	h = strings.TrimPrefix(h, "/")
+	if host, _, err := net.SplitHostPort(h); err == nil {
+		return host
+	}
+	return h
 }

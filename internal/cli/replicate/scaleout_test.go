@@ -412,10 +412,14 @@ func lagOwners(t *testing.T, e *env, members, parts int) string {
 	var res struct {
 		Flows []struct {
 			Members []struct {
-				MemberID, ClientID, Host string
-				Partitions               int
+				ClientID   string `json:"client_id"`
+				Host       string `json:"host"`
+				Partitions int    `json:"partitions"`
 			} `json:"members"`
-			Leader     *struct{ Host string } `json:"leader"`
+			Leader *struct {
+				ClientID string `json:"client_id"`
+				Host     string `json:"host"`
+			} `json:"leader"`
 			Partitions []struct {
 				Owner string `json:"owner"`
 			} `json:"partitions"`
@@ -432,9 +436,15 @@ func lagOwners(t *testing.T, e *env, members, parts int) string {
 			owned++
 		}
 	}
-	if f.OwnershipError != "" || len(f.Members) != members || f.Leader == nil || owned != parts {
-		return fmt.Sprintf("lag: %d members, leader %v, %d of %d partitions owned, error %q; want %d members, a leader, every partition owned",
-			len(f.Members), f.Leader, owned, len(f.Partitions), f.OwnershipError, members)
+	leaderIsMember := false
+	for _, m := range f.Members {
+		if f.Leader != nil && m.ClientID == f.Leader.ClientID && m.Host == f.Leader.Host {
+			leaderIsMember = true
+		}
+	}
+	if f.OwnershipError != "" || len(f.Members) != members || f.Leader == nil || owned != parts || !leaderIsMember {
+		return fmt.Sprintf("lag: %d members, leader %v (a member: %v), %d of %d partitions owned, error %q; want %d members, a leader named as one of them, every partition owned",
+			len(f.Members), f.Leader, leaderIsMember, owned, len(f.Partitions), f.OwnershipError, members)
 	}
 	return ""
 }
