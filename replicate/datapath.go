@@ -20,9 +20,15 @@ import (
 // ctx is done or, with once, the flow reached the end offsets it had at
 // start (see worker.onceDone).
 func (w *worker) pollLoop(ctx context.Context) {
+	var looked time.Time
 	for {
-		if w.once && w.onceDone(ctx) {
-			return
+		// The completion check walks every partition: at most every 20 ms,
+		// not on every poll of a busy copy.
+		if w.once && time.Since(looked) >= 20*time.Millisecond {
+			if w.onceDone(ctx) {
+				return
+			}
+			looked = time.Now()
 		}
 		pctx, cancel := ctx, context.CancelFunc(func() {})
 		if w.once {
