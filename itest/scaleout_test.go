@@ -20,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mirrorctl/mirrorctl/internal/testkit"
+	"github.com/mirrorctl/mirrorctl/replicate/progress"
 )
 
 // The crash test on real brokers: two `mirrorctl replicate` processes share
@@ -101,7 +102,7 @@ eu-west.consumer.session.timeout.ms = 6000
 				t.Error(err)
 				return
 			}
-			time.Sleep(150 * time.Millisecond) // a steady stream: the kills land mid-copy
+			time.Sleep(280 * time.Millisecond) // a steady stream of at least 70 s: the ten kills (at most 60 s) land mid-copy
 		}
 	}()
 	remote := "us-east." + topic
@@ -141,12 +142,37 @@ eu-west.consumer.session.timeout.ms = 6000
 	case <-ctx.Done():
 		t.Fatal("producer did not finish")
 	}
-	deadline := time.Now().Add(3 * time.Minute)
-	for copied() < parts*perPart {
-		if time.Now().After(deadline) {
-			t.Fatalf("target holds %d of %d records 3 min after the last kill", copied(), parts*perPart)
+	// Done when the progress says every partition is copied to its end
+	// (the target's end offsets count the repeats too, so they cannot tell).
+	progressed := func() (int, error) {
+		recs, err := readAll(ctx, west, "mirrorctl-progress.us-east.internal")
+		if err != nil {
+			return 0, err
 		}
-		time.Sleep(200 * time.Millisecond)
+		next := map[int32]int64{}
+		for _, r := range recs {
+			if k, n, err := progress.Decode(r.Key, r.Value); err == nil && k.Topic == topic {
+				next[k.Partition] = n
+			}
+		}
+		done := 0
+		for p := int32(0); p < parts; p++ {
+			if next[p] >= perPart {
+				done++
+			}
+		}
+		return done, nil
+	}
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		done, err := progressed()
+		if err == nil && done == parts {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("3 min after the last kill, %d of %d partitions are copied to their end (%v); target holds %d records", done, parts, err, copied())
+		}
+		time.Sleep(500 * time.Millisecond)
 	}
 	for _, p := range procs {
 		_ = p.cmd.Process.Signal(syscall.SIGTERM)
