@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/mirrorctl/mirrorctl/internal/cli/cmdutil"
 	"github.com/mirrorctl/mirrorctl/internal/config"
@@ -127,23 +128,10 @@ func clusterFor(cmd *cobra.Command, cfg *config.Config, side string) string {
 }
 
 func groups(cmd *cobra.Command, f *cmdutil.Factory) []string {
-	cfg := loadConfig(f)
-	alias := ""
-	if cfg != nil {
-		alias = clusterFor(cmd, cfg, "source")
-	}
-	if alias == "" || f.Kafka == nil {
+	adm, ctx, cancel := clusterAdmin(cmd, f, "source")
+	if adm == nil {
 		return nil
 	}
-	kf, err := f.Kafka()
-	if err != nil {
-		return nil
-	}
-	adm, err := kf.Admin(alias)
-	if err != nil {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(contextOf(cmd), ClusterTimeout)
 	defer cancel()
 	listed, err := adm.ListGroups(ctx)
 	if err != nil {
@@ -155,27 +143,14 @@ func groups(cmd *cobra.Command, f *cmdutil.Factory) []string {
 }
 
 func topics(cmd *cobra.Command, f *cmdutil.Factory) []string {
-	cfg := loadConfig(f)
 	side := "source"
 	if strings.HasPrefix(cmd.CommandPath(), cmd.Root().Name()+" checkpoints") {
 		side = "target"
 	}
-	alias := ""
-	if cfg != nil {
-		alias = clusterFor(cmd, cfg, side)
-	}
-	if alias == "" || f.Kafka == nil {
+	adm, ctx, cancel := clusterAdmin(cmd, f, side)
+	if adm == nil {
 		return nil
 	}
-	kf, err := f.Kafka()
-	if err != nil {
-		return nil
-	}
-	adm, err := kf.Admin(alias)
-	if err != nil {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(contextOf(cmd), ClusterTimeout)
 	defer cancel()
 	td, err := adm.ListTopics(ctx)
 	if err != nil {
@@ -189,4 +164,29 @@ func contextOf(cmd *cobra.Command) context.Context {
 		return ctx
 	}
 	return context.Background()
+}
+
+// clusterAdmin returns the admin client of the cluster on side ("source" or
+// "target") of the command's flow and a context bounded by ClusterTimeout;
+// nil when there is no config, no such cluster or no client (completion is
+// silent then).
+func clusterAdmin(cmd *cobra.Command, f *cmdutil.Factory, side string) (*kadm.Client, context.Context, context.CancelFunc) {
+	cfg := loadConfig(f)
+	if cfg == nil || f.Kafka == nil {
+		return nil, nil, nil
+	}
+	alias := clusterFor(cmd, cfg, side)
+	if alias == "" {
+		return nil, nil, nil
+	}
+	kf, err := f.Kafka()
+	if err != nil {
+		return nil, nil, nil
+	}
+	adm, err := kf.Admin(alias)
+	if err != nil {
+		return nil, nil, nil
+	}
+	ctx, cancel := context.WithTimeout(contextOf(cmd), ClusterTimeout)
+	return adm, ctx, cancel
 }
