@@ -61,8 +61,10 @@ func scanRound(ctx context.Context, clients replicate.Clients, alias string, job
 		assign[j.topic][j.partition] = kgo.NewOffset().At(j.from)
 		open[tpKey{j.topic, j.partition}] = j
 	}
+	// Read committed, as every mirrorctl reader: a record of an aborted
+	// transaction is neither a translation anchor nor a match.
 	cl, err := clients.Client(alias, replicate.RoleConsumer, kgo.ConsumePartitions(assign), kgo.KeepControlRecords(),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 	if err != nil {
 		return err
 	}

@@ -296,7 +296,7 @@ func (c *collector) timeBehind(ctx context.Context, parts []PartitionLag) error 
 		return nil
 	}
 	cl, err := c.clients.Client(c.fc.Source, replicate.RoleConsumer, kgo.ConsumePartitions(want),
-		kgo.FetchMaxPartitionBytes(64<<10), kgo.FetchMaxBytes(1<<20))
+		kgo.FetchMaxPartitionBytes(64<<10), kgo.FetchMaxBytes(1<<20), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 	if err != nil {
 		return err
 	}
@@ -388,7 +388,7 @@ func (c *collector) heartbeatAge(ctx context.Context, tgt *kadm.Client) (*int64,
 		from = max(from, s.Offset)
 	}
 	cl, err := c.clients.Client(c.fc.Target, replicate.RoleConsumer,
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().At(from)}}))
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().At(from)}}), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 	if err != nil {
 		return nil, err
 	}

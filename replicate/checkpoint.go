@@ -156,7 +156,7 @@ func (c *checkpointer) followSyncs(ctx context.Context, alias, topic string) err
 	if o, ok := ends.Lookup(topic, 0); ok && o.Err == nil {
 		end = o.Offset
 	}
-	cl, err := c.clients.Client(alias, "consumer", kgo.KeepControlRecords(),
+	cl, err := c.clients.Client(alias, "consumer", kgo.KeepControlRecords(), readCommitted(),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}))
 	if err != nil {
 		return err

@@ -127,6 +127,16 @@ type FlowConfig struct {
 	// log end instead of the log start (MM2: consumer auto.offset.reset,
 	// KAFKA-13988). Default false: copy everything.
 	StartFromLatest bool
+
+	// ReadUncommitted is the source consumer's isolation.level =
+	// read_uncommitted: records of open and aborted source transactions
+	// are copied as if committed (MM2's behaviour, which its exactly-once
+	// mode also changes). Default false: the source is read read_committed
+	// (KIP-98), so records of aborted transactions are never copied; their
+	// offsets and the transaction markers are upstream gaps that offset
+	// syncs already step over. Readers of the target and of internal topics
+	// read committed data whatever this says.
+	ReadUncommitted bool
 }
 
 // DefaultFlowConfig returns the settings MM2 4.0 uses for a flow when

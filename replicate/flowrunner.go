@@ -168,6 +168,10 @@ func (fr *flowRunner) run(ctx context.Context) (err error) {
 	fr.obs.FlowState(fr.cfg.Source, fr.cfg.Target, true)
 	defer fr.obs.FlowState(fr.cfg.Source, fr.cfg.Target, false)
 	fr.log.Info("flow started", "topics", len(topics), "member", fr.self, "group", fr.cfg.GroupID, "tasks_max", fr.cfg.TasksMax)
+	if fr.cfg.ReadUncommitted {
+		fr.log.Warn("the source is read read_uncommitted (isolation.level of the source consumer): records of open and aborted source transactions are copied to the target as committed records",
+			"cluster", fr.cfg.Source, "key", fr.cfg.Source+".consumer.isolation.level")
+	}
 
 	w.retryCtx = ctx
 	// Syncs handed to the producer must survive the stop: the final flush,
@@ -279,7 +283,11 @@ func (fr *flowRunner) setUp(ctx context.Context) (topics []string, _ func(), err
 			return nil, nil, err
 		}
 	}
-	if w.consumer, err = client("", kgo.KeepControlRecords(), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())); err != nil {
+	// The source is read committed unless the user's source consumer says
+	// read_uncommitted (FlowConfig.ReadUncommitted): the engine's choice
+	// comes after the user's properties, so it is stated both ways.
+	if w.consumer, err = client("", kgo.KeepControlRecords(), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(sourceIsolation(cfg))); err != nil {
 		return nil, nil, err
 	}
 
@@ -320,7 +328,7 @@ func (fr *flowRunner) setUp(ctx context.Context) (topics []string, _ func(), err
 		fr.subscribed[t.Topic] = true
 	}
 	if fr.once && len(topics) > 0 {
-		ends, err := w.src.ListEndOffsets(ctx, topics...)
+		ends, err := listSourceEnds(ctx, cfg, w.src, topics...)
 		if err != nil {
 			return nil, nil, fmt.Errorf("flow %s: list end offsets on %s: %w", cfg.Name(), cfg.Source, err)
 		}

@@ -36,16 +36,18 @@ func decodeProgress(key, value []byte) (tp, int64, error) {
 
 // ReadInternalTopic reads partition 0 of topic on cluster alias (where MM2
 // writes all its internal topics: offset-syncs, checkpoints, heartbeats) from
-// the log start to the end offset it had when the read began, calling fn for
-// each data record in offset order (transaction markers are skipped). A
-// missing or empty topic reads as nothing. The read is bounded by ctx; the
-// error names the topic and cluster.
+// the log start to its last stable offset when the read began, read
+// committed, calling fn for each data record in offset order (transaction
+// markers and records of aborted transactions are skipped; so are records
+// of transactions still open, which lie at or past that offset). A missing
+// or empty topic reads as nothing. The read is bounded by ctx; the error
+// names the topic and cluster.
 func ReadInternalTopic(ctx context.Context, clients Clients, alias, topic string, fn func(*kgo.Record)) error {
 	adm, err := clients.Admin(alias)
 	if err != nil {
 		return err
 	}
-	ends, err := adm.ListEndOffsets(ctx, topic)
+	ends, err := adm.ListCommittedOffsets(ctx, topic)
 	if err != nil {
 		return fmt.Errorf("list end offsets of %s on %s: %w", topic, alias, err)
 	}
@@ -62,7 +64,7 @@ func ReadInternalTopic(ctx context.Context, clients Clients, alias, topic string
 	}
 	cl, err := clients.Client(alias, RoleConsumer,
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}),
-		kgo.KeepControlRecords())
+		kgo.KeepControlRecords(), readCommitted())
 	if err != nil {
 		return err
 	}
@@ -79,7 +81,7 @@ func ReadInternalTopic(ctx context.Context, clients Clients, alias, topic string
 		}
 		done := false
 		fs.EachRecord(func(r *kgo.Record) {
-			if !r.Attrs.IsControl() {
+			if !r.Attrs.IsControl() && r.Offset < end.Offset {
 				fn(r)
 			}
 			if r.Offset+1 >= end.Offset {
@@ -124,7 +126,7 @@ func (v *progressView) get(t tp) (int64, bool) {
 
 // follow reads the progress topic until ctx ends.
 func (v *progressView) follow(ctx context.Context) error {
-	cl, err := v.clients.Client(v.alias, RoleConsumer, kgo.KeepControlRecords(),
+	cl, err := v.clients.Client(v.alias, RoleConsumer, kgo.KeepControlRecords(), readCommitted(),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{v.topic: {0: kgo.NewOffset().AtStart()}}))
 	if err != nil {
 		return err
@@ -160,6 +162,12 @@ func (v *progressView) follow(ctx context.Context) error {
 
 // catchUp waits until the view has read the progress topic up to the end
 // offset it has now, so it holds every position written before the call.
+// The view reads committed, and the end is the high watermark, not the last
+// stable offset: a position committed after an older transaction that is
+// still open lies past the LSO, and a task that resumes must see it. So
+// catchUp also waits for the transactions open at the call to end (a
+// transactional writer commits every few hundred ms; a dead one's is
+// aborted when the next owner of its partition fences it).
 func (v *progressView) catchUp(ctx context.Context) error {
 	adm, err := v.clients.Admin(v.alias)
 	if err != nil {

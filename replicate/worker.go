@@ -209,7 +209,7 @@ func (w *worker) startBatch(ctx context.Context, batch []*task) error {
 	}
 	var ends kadm.ListedOffsets
 	if w.cfg.StartFromLatest {
-		if ends, err = w.src.ListEndOffsets(ctx, names...); err != nil {
+		if ends, err = listSourceEnds(ctx, w.cfg, w.src, names...); err != nil {
 			return fmt.Errorf("list end offsets on %s: %w", w.cfg.Source, err)
 		}
 	}

@@ -233,6 +233,19 @@ func (p *Pair) Commit(t testing.TB, alias, group string, offsets map[string]map[
 // t on a fetch error or after [Timeout].
 func (p *Pair) ReadAll(t testing.TB, alias, topic string) map[int32][]*kgo.Record {
 	t.Helper()
+	return p.readAll(t, alias, topic)
+}
+
+// ReadAllCommitted is ReadAll read_committed: records of aborted
+// transactions are left out. It waits for transactions open at the call to
+// end (it reads to the high watermark).
+func (p *Pair) ReadAllCommitted(t testing.TB, alias, topic string) map[int32][]*kgo.Record {
+	t.Helper()
+	return p.readAll(t, alias, topic, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+}
+
+func (p *Pair) readAll(t testing.TB, alias, topic string, opts ...kgo.Opt) map[int32][]*kgo.Record {
+	t.Helper()
 	ctx := Context(t)
 	adm := p.Admin(t, alias)
 	ends, err := adm.ListEndOffsets(ctx, topic)
@@ -263,7 +276,7 @@ func (p *Pair) ReadAll(t testing.TB, alias, topic string) map[int32][]*kgo.Recor
 	// Control records are fetched so that a partition ending in a marker
 	// still reaches its end offset.
 	cl, err := p.Clients.Client(alias, clientrole.Consumer,
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: assign}), kgo.KeepControlRecords())
+		append([]kgo.Opt{kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: assign}), kgo.KeepControlRecords()}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,9 @@ import (
 // topic, an internal topic like MM2's, takes
 // offset-syncs.topic.replication.factor. A source consumer override
 // auto.offset.reset=latest makes partitions without progress start at the
-// log end, as MM2 3.7+ does (KAFKA-13988).
+// log end, as MM2 3.7+ does (KAFKA-13988). A source consumer override
+// isolation.level=read_uncommitted makes the data path copy uncommitted
+// records (the default is read_committed).
 func FlowConfig(cfg *config.Config, f *config.Flow) replicate.FlowConfig {
 	seconds := func(key string) time.Duration { return time.Duration(f.Int(key)) * time.Second }
 	fc := replicate.DefaultFlowConfig(f.Source, f.Target)
@@ -54,6 +56,7 @@ func FlowConfig(cfg *config.Config, f *config.Flow) replicate.FlowConfig {
 			fc.SessionTimeout = time.Duration(ms) * time.Millisecond
 		}
 		fc.StartFromLatest = strings.EqualFold(cl.ClientProps(config.RoleConsumer)["auto.offset.reset"], "latest")
+		fc.ReadUncommitted = strings.EqualFold(strings.TrimSpace(cl.ClientProps(config.RoleConsumer)["isolation.level"]), "read_uncommitted")
 	}
 	return fc
 }

@@ -64,6 +64,8 @@ func TestFlowConfigActsOnKeys(t *testing.T) {
 		"sync.topic.acls.interval.seconds = 5",
 		"heartbeats.replication.enabled = false",
 		"b.offset.flush.interval.ms = 5000",
+		"a.consumer.isolation.level = read_uncommitted",
+		"consumer.isolation.level = READ_UNCOMMITTED",
 	}
 	for _, line := range actedOn {
 		if got := flowConfigOf(t, line+"\n"); reflect.DeepEqual(got, base) {
@@ -93,6 +95,26 @@ func TestFlowConfigActsOnKeys(t *testing.T) {
 	for _, line := range notActedOn {
 		if got := flowConfigOf(t, line+"\n"); !reflect.DeepEqual(got, base) {
 			t.Errorf("%s: the engine's settings changed, but config validate warns that the key is not acted on", line)
+		}
+	}
+}
+
+// TestSourceIsolationLevel: the source is read committed unless the source
+// consumer's isolation.level says read_uncommitted; the target's consumer
+// setting does not change the data path.
+func TestSourceIsolationLevel(t *testing.T) {
+	for _, c := range []struct {
+		extra string
+		want  bool
+	}{
+		{"", false},
+		{"a.consumer.isolation.level = read_committed\n", false},
+		{"a.consumer.isolation.level = read_uncommitted\n", true},
+		{"consumer.isolation.level = read_uncommitted\na.consumer.isolation.level = read_committed\n", false},
+		{"b.consumer.isolation.level = read_uncommitted\n", false},
+	} {
+		if got := flowConfigOf(t, c.extra).ReadUncommitted; got != c.want {
+			t.Errorf("%q: ReadUncommitted %v, want %v", c.extra, got, c.want)
 		}
 	}
 }

@@ -356,7 +356,8 @@ func readAll(ctx context.Context, kf *kafka.Factory, alias, topic string) (map[i
 	if lerr != nil || len(want) == 0 {
 		return out, lerr
 	}
-	cl, err := kf.Client(alias, replicate.RoleConsumer, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: assign}), kgo.KeepControlRecords())
+	cl, err := kf.Client(alias, replicate.RoleConsumer, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: assign}), kgo.KeepControlRecords(),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 	if err != nil {
 		return nil, err
 	}
