@@ -87,6 +87,11 @@ func (m *Mirror) Run(ctx context.Context) error {
 		errs.add(parent, err)
 		cancel()
 	}
+	// Aliases of one cluster, or flows that would write one remote topic,
+	// are refused before anything is written.
+	if err := CheckIdentities(ctx, m.opts.Clients, m.opts.Flows); err != nil {
+		return err
+	}
 	observing := func() bool {
 		_, nop := m.opts.Observer.(nopObserver)
 		return !nop

@@ -70,12 +70,12 @@ func run(mirrorctl string, partitions int32, sets []dataset, runs int) error {
 	if _, err := os.Stat(mirrorctl); err != nil {
 		return fmt.Errorf("%w (run `make build` first)", err)
 	}
-	src, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0))
+	src, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0), kfake.ClusterID("bench-source"))
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	dst, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0))
+	dst, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0), kfake.ClusterID("bench-target"))
 	if err != nil {
 		return err
 	}

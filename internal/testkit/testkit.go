@@ -144,15 +144,18 @@ func NewPair(t testing.TB, eastOpts ...kfake.Opt) *Pair {
 
 func newPair(t testing.TB, eastOpts, westOpts []kfake.Opt) *Pair {
 	t.Helper()
-	start := func(opts ...kfake.Opt) *kfake.Cluster {
-		c, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(1), kfake.Ports(0)}, opts...)...)
+	// Each cluster has its own cluster ID (kfake's default is "kfake" for
+	// every cluster), as real clusters do: the engine refuses two aliases
+	// of one cluster ID.
+	start := func(alias string, opts ...kfake.Opt) *kfake.Cluster {
+		c, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(1), kfake.Ports(0), kfake.ClusterID(Name(alias))}, opts...)...)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(c.Close)
 		return c
 	}
-	east, west := start(eastOpts...), start(westOpts...)
+	east, west := start(East, eastOpts...), start(West, westOpts...)
 	return &Pair{East: east, West: west,
 		Clients: NewClients(t, map[string][]string{East: east.ListenAddrs(), West: west.ListenAddrs()})}
 }

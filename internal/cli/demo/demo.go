@@ -112,12 +112,12 @@ var demoTopics = []struct {
 
 func runDemo(ctx context.Context, opts *DemoOptions) error {
 	start := time.Now()
-	east, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0))
+	east, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0), kfake.ClusterID("demo-us-east"))
 	if err != nil {
 		return fmt.Errorf("start embedded cluster us-east: %w", err)
 	}
 	defer east.Close()
-	west, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0))
+	west, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0), kfake.ClusterID("demo-eu-west"))
 	if err != nil {
 		return fmt.Errorf("start embedded cluster eu-west: %w", err)
 	}

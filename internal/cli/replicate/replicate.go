@@ -59,7 +59,8 @@ func NewCmdReplicate(f *cmdutil.Factory, runF func(*ReplicateOptions) error) *co
 			"  0    done (--once, --dry-run) or stopped cleanly\n" +
 			"  1    a flow could not run, or the target refused a record (its partition\n" +
 			"       stopped; the error names topic, partition and offset)\n" +
-			"  2    bad flags or an invalid mm2.properties\n" +
+			"  2    bad flags or an invalid mm2.properties, also two aliases of one cluster\n" +
+			"       (same cluster ID) or flows that would write one remote topic\n" +
 			"  130  interrupted; the position was saved",
 		Example: "$ mirrorctl replicate -c mm2.properties --dry-run\n" +
 			"$ mirrorctl replicate -c mm2.properties --once -o json\n" +
@@ -232,6 +233,9 @@ func runReplicate(ctx context.Context, opts *ReplicateOptions) error {
 	}
 	runErr := m.Run(ctx)
 	stopProgress()
+	if cerr := identityConfigError(cfg, runErr); cerr != nil {
+		return cerr // refused before anything ran: nothing to render
+	}
 	if runErr == nil && ctx.Err() != nil {
 		runErr = ctx.Err() // interrupted: render must not print a success mark
 	}
@@ -329,6 +333,14 @@ func statusLines(ctx context.Context, opts *ReplicateOptions, m *replicate.Mirro
 
 func dryRun(ctx context.Context, opts *ReplicateOptions, flows []replicate.FlowConfig, clients replicate.Clients) error {
 	res := PlanResult{Envelope: output.NewEnvelope(), Flows: []*replicate.Plan{}, Members: []FlowMembers{}}
+	cfg, err := opts.Config()
+	if err != nil {
+		return err
+	}
+	// What a run would refuse, a dry run refuses too.
+	if cerr := identityConfigError(cfg, replicate.CheckIdentities(ctx, clients, flows)); cerr != nil {
+		return cerr
+	}
 	for _, f := range flows {
 		if !f.Enabled {
 			continue
@@ -472,4 +484,36 @@ func unjoin(err error) []error {
 		return j.Unwrap()
 	}
 	return []error{err}
+}
+
+// identityConfigError turns the engine's refusal to start, aliases of one
+// cluster (replicate.ClusterAliasError) or flows that would write one remote
+// topic (replicate.RemoteTopicConflictError), into config errors at the
+// `clusters` line or the flow's enabled line (exit 2): the file, not the
+// clusters, has to change. nil when err is neither.
+func identityConfigError(cfg *config.Config, err error) error {
+	var out []error
+	for _, e := range unjoin(err) {
+		var (
+			ae *replicate.ClusterAliasError
+			ce *replicate.RemoteTopicConflictError
+		)
+		switch {
+		case errors.As(e, &ae):
+			line := 0
+			if cl, ok := cfg.Cluster(ae.Aliases[0]); ok {
+				line = cl.Line
+			}
+			out = append(out, &config.Error{File: cfg.File, Line: line, Key: "clusters", Msg: ae.Error(), Err: ae})
+		case errors.As(e, &ce):
+			line, key := 0, ce.Flows[0]+".enabled"
+			for _, fl := range cfg.Flows {
+				if fl.Name() == ce.Flows[0] {
+					line = fl.Line
+				}
+			}
+			out = append(out, &config.Error{File: cfg.File, Line: line, Key: key, Msg: ce.Error(), Err: ce})
+		}
+	}
+	return errors.Join(out...)
 }

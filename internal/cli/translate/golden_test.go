@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,9 +19,13 @@ import (
 	"github.com/mirrorctl/mirrorctl/internal/iostreams"
 )
 
+// clusters counts the clusters started, so each has its own cluster ID (the
+// mirror refuses two aliases of one ID, and kfake's default is "kfake").
+var clusters atomic.Int32
+
 func cluster(t *testing.T) *kfake.Cluster {
 	t.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0))
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0), kfake.ClusterID(fmt.Sprintf("golden-%d", clusters.Add(1))))
 	if err != nil {
 		t.Fatal(err)
 	}

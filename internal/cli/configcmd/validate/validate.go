@@ -17,6 +17,7 @@ import (
 	"github.com/mirrorctl/mirrorctl/internal/iostreams"
 	"github.com/mirrorctl/mirrorctl/internal/kafka"
 	"github.com/mirrorctl/mirrorctl/internal/output"
+	"github.com/mirrorctl/mirrorctl/replicate"
 )
 
 // ValidateOptions are the dependencies of `mirrorctl config validate`.
@@ -25,6 +26,13 @@ type ValidateOptions struct {
 	Output     func() output.Format
 	ConfigPath func() string
 	Config     func() (*config.Config, error)
+	// Clients reaches the clusters; used only with Connect.
+	Clients func() (replicate.Clients, error)
+	// Connect is --connect: also ask every cluster with bootstrap servers
+	// for its cluster ID and plan the enabled flows (read-only), so aliases
+	// of one cluster and flows that would write one remote topic are errors
+	// here as they are at `replicate` start.
+	Connect bool
 }
 
 // Result is the JSON document `config validate -o json` writes to stdout
@@ -66,8 +74,9 @@ type Problem struct {
 // NewCmdValidate returns `mirrorctl config validate`. If runF is non-nil it
 // is called with the options instead of runValidate (tests).
 func NewCmdValidate(f *cmdutil.Factory, runF func(*ValidateOptions) error) *cobra.Command {
-	opts := &ValidateOptions{IO: f.IO, Output: f.Output, ConfigPath: f.ConfigPath, Config: f.Config}
-	return &cobra.Command{
+	opts := &ValidateOptions{IO: f.IO, Output: f.Output, ConfigPath: f.ConfigPath, Config: f.Config,
+		Clients: func() (replicate.Clients, error) { return f.Kafka() }}
+	cmd := &cobra.Command{
 		Use:   "validate",
 		Short: "Check mm2.properties for errors",
 		Long: "Parse mm2.properties as MirrorMaker 2 would and report every problem with its\n" +
@@ -77,7 +86,11 @@ func NewCmdValidate(f *cmdutil.Factory, runF func(*ValidateOptions) error) *cobr
 			"${env:VAR} or ${file:/path:key}) go to stderr and do not fail the check.\n" +
 			"With -o json, stdout gets every problem as {severity, file, line, key,\n" +
 			"message}, also when the file is invalid (valid: false, exit 2). Nothing is\n" +
-			"sent to any cluster. Secret values never appear in the report.\n\n" +
+			"sent to any cluster, unless --connect: then each cluster is asked for its\n" +
+			"cluster ID (two aliases of one cluster are an error, naming both) and the\n" +
+			"enabled flows are planned, read-only (flows into one target that would write\n" +
+			"the same remote topic are an error); a cluster that does not answer is a\n" +
+			"warning. Secret values never appear in the report.\n\n" +
 			"EXIT STATUS\n\n" +
 			"  0  the file is valid (it may have warnings)\n" +
 			"  1  the file could not be checked\n" +
@@ -91,10 +104,20 @@ func NewCmdValidate(f *cmdutil.Factory, runF func(*ValidateOptions) error) *cobr
 			return runValidate(cmd.Context(), opts)
 		},
 	}
+	cmd.Flags().BoolVar(&opts.Connect, "connect", false, "Also connect: refuse aliases of one cluster (same cluster ID) and flows writing one remote topic")
+	return cmd
 }
 
-func runValidate(_ context.Context, opts *ValidateOptions) error {
+func runValidate(ctx context.Context, opts *ValidateOptions) error {
 	cfg, err := opts.Config()
+	var connectWarnings []config.Warning
+	if err == nil && opts.Connect {
+		var errs []error
+		errs, connectWarnings = checkClusters(ctx, opts, cfg)
+		if len(errs) > 0 {
+			err = errors.Join(errs...)
+		}
+	}
 	res := Result{
 		Envelope:     output.NewEnvelope(),
 		File:         opts.ConfigPath(),
@@ -116,6 +139,7 @@ func runValidate(_ context.Context, opts *ValidateOptions) error {
 	var warnings []config.Warning
 	if cfg != nil {
 		warnings = append(warnings, cfg.Warnings...)
+		warnings = append(warnings, connectWarnings...)
 		if err == nil {
 			warnings = append(warnings, clientKeyWarnings(cfg)...)
 			warnings = append(warnings, cfg.LiteralSecrets()...)
@@ -232,4 +256,73 @@ func plural(n int, noun string) string {
 		return fmt.Sprintf("1 %s", noun)
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// checkClusters is --connect: the cluster ID of every alias with bootstrap
+// servers (replicate.ClusterIDs), aliases sharing one as errors at the
+// `clusters` line, then, when those are distinct, the remote-topic
+// conflicts of the enabled flows (replicate.CheckIdentities). An alias that
+// does not answer, or flows that cannot be planned, are warnings.
+func checkClusters(ctx context.Context, opts *ValidateOptions, cfg *config.Config) (errs []error, warnings []config.Warning) {
+	clients, err := opts.Clients()
+	if err != nil {
+		return []error{err}, nil
+	}
+	var aliases []string
+	clustersLine := 0
+	for _, alias := range cfg.Clusters {
+		cl, ok := cfg.Cluster(alias)
+		if !ok {
+			continue
+		}
+		clustersLine = cl.Line
+		if len(cl.BootstrapServers()) > 0 {
+			aliases = append(aliases, alias)
+		}
+	}
+	ids, failed := replicate.ClusterIDs(ctx, clients, aliases)
+	for _, alias := range aliases {
+		if e, ok := failed[alias]; ok {
+			warnings = append(warnings, config.Warning{File: cfg.File, Line: clustersLine, Key: alias + ".bootstrap.servers",
+				Msg: fmt.Sprintf("--connect: cluster %s not checked: %v", alias, e)})
+		}
+	}
+	for _, e := range replicate.SameClusters(ids) {
+		errs = append(errs, &config.Error{File: cfg.File, Line: clustersLine, Key: "clusters", Msg: e.Error(), Err: e})
+	}
+	if len(errs) > 0 {
+		return errs, warnings
+	}
+	var flows []replicate.FlowConfig
+	lines := map[string]int{}
+	for _, fl := range cfg.EnabledFlows() {
+		if _, ok := ids[fl.Source]; !ok {
+			continue
+		}
+		if _, ok := ids[fl.Target]; !ok {
+			continue
+		}
+		flows = append(flows, cmdutil.FlowConfig(cfg, fl))
+		lines[fl.Name()] = fl.Line
+	}
+	for _, e := range unjoin(replicate.CheckIdentities(ctx, clients, flows)) {
+		var ce *replicate.RemoteTopicConflictError
+		if errors.As(e, &ce) {
+			errs = append(errs, &config.Error{File: cfg.File, Line: lines[ce.Flows[0]], Key: ce.Flows[0] + ".enabled", Msg: ce.Error(), Err: ce})
+		} else {
+			warnings = append(warnings, config.Warning{File: cfg.File, Key: "clusters", Msg: fmt.Sprintf("--connect: flows not planned: %v", e)})
+		}
+	}
+	return errs, warnings
+}
+
+// unjoin flattens an errors.Join tree one level.
+func unjoin(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
 }
