@@ -37,7 +37,15 @@ func (h *leveledHandler) SetLevel(l slog.Level) { h.level.Set(l) }
 
 func (h *leveledHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= h.level.Level() }
 
+// Handle writes r with a live status line on stderr, if one is drawn,
+// erased around it (output.AroundStatusLine).
 func (h *leveledHandler) Handle(ctx context.Context, r slog.Record) error {
+	var err error
+	output.AroundStatusLine(func() { err = h.handle(ctx, r) })
+	return err
+}
+
+func (h *leveledHandler) handle(ctx context.Context, r slog.Record) error {
 	if r.Level < slog.LevelWarn {
 		return h.Handler.Handle(ctx, r)
 	}

@@ -61,7 +61,7 @@ func say(ios *iostreams.IOStreams, label, format string, args ...any) {
 		b.WriteString(output.Escape(l))
 		b.WriteByte('\n')
 	}
-	fmt.Fprint(ios.ErrOut, b.String())
+	output.AroundStatusLine(func() { fmt.Fprint(ios.ErrOut, b.String()) })
 }
 
 // Plural returns "1 group", "3 groups": n and the singular or plural noun.

@@ -216,20 +216,29 @@ func runReplicate(ctx context.Context, opts *ReplicateOptions) error {
 		}
 		obs = mo
 	}
+	mo, _ := obs.(*metrics.Observer)
+	// Continuous replicate on a terminal keeps a live status line on
+	// stderr (not with -o json: scripts read the document); log records
+	// and warnings erase it while they are written
+	// (output.AroundStatusLine).
+	var hwm *hwmObserver
+	if !opts.Once && opts.IO.IsStderrTTY() && opts.Output() != output.FormatJSON {
+		hwm = newHWMObserver(obs)
+		obs = hwm
+	}
 	m, err := replicate.New(replicate.Options{Flows: flows, Clients: clients, Logger: opts.Logger, Once: opts.Once, Observer: obs})
 	if err != nil {
 		return err
 	}
-	if mo, ok := obs.(*metrics.Observer); ok {
+	if mo != nil {
 		mo.SetMembership(m.Status)
 	}
-	if !opts.Once && opts.IO.IsStderrTTY() {
-		stopStatus := statusLines(ctx, opts, m)
-		defer stopStatus()
-	}
 	stopProgress := func() {}
-	if opts.Once {
+	switch {
+	case opts.Once:
 		stopProgress = onceProgress(ctx, opts, m)
+	case hwm != nil:
+		stopProgress = liveStatus(ctx, output.NewStatusLine(opts.IO), m, hwm)
 	}
 	runErr := m.Run(ctx)
 	stopProgress()
@@ -284,51 +293,6 @@ func onceProgress(ctx context.Context, opts *ReplicateOptions, m *replicate.Mirr
 		}
 	}()
 	return func() { cancel(); <-done; cp.Stop() }
-}
-
-// statusLines prints, every 10 s on a terminal, how far the mirror got, so a
-// running `replicate` is not silent. It returns a func that stops it.
-func statusLines(ctx context.Context, opts *ReplicateOptions, m *replicate.Mirror) func() {
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(10 * time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				var recs, bytes int64
-				parts, stopped := 0, 0
-				for _, s := range m.Stats() {
-					recs += s.Records
-					bytes += s.Bytes
-					parts++
-					if s.Error != "" {
-						stopped++
-					}
-				}
-				line := fmt.Sprintf("• %s: %d records (%d value bytes) copied over %d partitions", time.Now().Format("15:04:05"), recs, bytes, parts)
-				if stopped > 0 {
-					line += fmt.Sprintf(", %d partitions stopped", stopped)
-				}
-				for _, f := range m.Status() {
-					if f.Group == "" {
-						continue // a pair that only emits heartbeats
-					}
-					role := f.Membership
-					if f.Leader {
-						role += ", leader"
-					}
-					line += fmt.Sprintf("; %s: %s (%s), %d partition tasks", f.Flow, f.Member, role, f.Tasks)
-				}
-				fmt.Fprintln(opts.IO.ErrOut, line)
-			}
-		}
-	}()
-	return func() { cancel(); <-done }
 }
 
 func dryRun(ctx context.Context, opts *ReplicateOptions, flows []replicate.FlowConfig, clients replicate.Clients) error {

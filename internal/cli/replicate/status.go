@@ -1,0 +1,221 @@
+package replicate
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/mirrorctl/mirrorctl/internal/output"
+	"github.com/mirrorctl/mirrorctl/replicate"
+)
+
+// statusEvery is how often continuous replicate's status line is redrawn,
+// rateWindow how far back its rate looks.
+const (
+	statusEvery = time.Second
+	rateWindow  = 5 * time.Second
+)
+
+// hwmObserver keeps each copied partition's source high watermark as of
+// its latest fetch (replicate.PartitionObserver.Fetched), for the status
+// line's "behind", and passes every measurement on to next (the metrics
+// observer, or nil).
+type hwmObserver struct {
+	next replicate.Observer
+	mu   sync.Mutex
+	hwm  map[partKey]*hwmPartition
+}
+
+// partKey names a copied partition the way PartitionStats does: flow
+// ("source->target"), remote topic and partition.
+type partKey struct {
+	flow, remote string
+	partition    int32
+}
+
+type hwmPartition struct {
+	next replicate.PartitionObserver
+	mu   sync.Mutex
+	hwm  int64 // -1 before the first fetch with records
+}
+
+func newHWMObserver(next replicate.Observer) *hwmObserver {
+	return &hwmObserver{next: next, hwm: map[partKey]*hwmPartition{}}
+}
+
+// highWatermark returns the partition's source high watermark of its
+// latest fetch, or -1 when none was seen.
+func (o *hwmObserver) highWatermark(s replicate.PartitionStats) int64 {
+	o.mu.Lock()
+	p := o.hwm[partKey{s.Flow, s.RemoteTopic, s.Partition}]
+	o.mu.Unlock()
+	if p == nil {
+		return -1
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.hwm
+}
+
+func (o *hwmObserver) Partition(source, target, remoteTopic string, partition int32) replicate.PartitionObserver {
+	k := partKey{source + "->" + target, remoteTopic, partition}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	p := o.hwm[k]
+	if p == nil {
+		p = &hwmPartition{hwm: -1}
+		o.hwm[k] = p
+	}
+	if o.next != nil {
+		p.next = o.next.Partition(source, target, remoteTopic, partition)
+	}
+	return p
+}
+
+func (o *hwmObserver) CheckpointWritten(source, target, group, topic string, partition int32, latency time.Duration) {
+	if o.next != nil {
+		o.next.CheckpointWritten(source, target, group, topic, partition, latency)
+	}
+}
+
+// CheckpointConfirmed passes the optional confirmation the metrics observer
+// takes (replicate's checkpointer looks for it on its observer).
+func (o *hwmObserver) CheckpointConfirmed(source, target, group string, listedAt time.Time) {
+	if co, ok := o.next.(interface {
+		CheckpointConfirmed(source, target, group string, listedAt time.Time)
+	}); ok {
+		co.CheckpointConfirmed(source, target, group, listedAt)
+	}
+}
+
+func (o *hwmObserver) FlowState(source, target string, up bool) {
+	if o.next != nil {
+		o.next.FlowState(source, target, up)
+	}
+}
+
+func (o *hwmObserver) Rebalance(source, target string, assigned, revoked, lost int) {
+	if o.next != nil {
+		o.next.Rebalance(source, target, assigned, revoked, lost)
+	}
+}
+
+func (o *hwmObserver) Leader(source, target string, leading bool) {
+	if o.next != nil {
+		o.next.Leader(source, target, leading)
+	}
+}
+
+func (p *hwmPartition) Fetched(hwm int64) {
+	p.mu.Lock()
+	p.hwm = hwm
+	p.mu.Unlock()
+	if p.next != nil {
+		p.next.Fetched(hwm)
+	}
+}
+
+func (p *hwmPartition) Polled(valueBytes int, age time.Duration) {
+	if p.next != nil {
+		p.next.Polled(valueBytes, age)
+	}
+}
+
+func (p *hwmPartition) Acked(valueBytes int, latency time.Duration, next int64) {
+	if p.next != nil {
+		p.next.Acked(valueBytes, latency, next)
+	}
+}
+
+// sample is the records acknowledged at one instant, for the rate.
+type sample struct {
+	at      time.Time
+	records int64
+}
+
+// rateMeter turns cumulative record counts into records per second over
+// the last rateWindow.
+type rateMeter struct{ samples []sample }
+
+// add records the count at now and returns the rate over the window, or -1
+// while less than a second has been seen.
+func (r *rateMeter) add(now time.Time, records int64) float64 {
+	r.samples = append(r.samples, sample{now, records})
+	for len(r.samples) > 2 && now.Sub(r.samples[1].at) >= rateWindow {
+		r.samples = r.samples[1:]
+	}
+	first := r.samples[0]
+	d := now.Sub(first.at)
+	if d < time.Second {
+		return -1
+	}
+	return float64(records-first.records) / d.Seconds()
+}
+
+// replicateStatus sums the engine's view (Stats, Status) and the high
+// watermarks into one status line: records and bytes acknowledged in this
+// run, records behind the latest fetched high watermark over the
+// partitions running here, partitions stopped by an error, and per flow
+// this process's role and task count.
+func replicateStatus(stats []replicate.PartitionStats, flows []replicate.FlowStatus, hwm func(replicate.PartitionStats) int64) output.ReplicateStatus {
+	st := output.ReplicateStatus{Rate: -1, Behind: -1}
+	for _, s := range stats {
+		st.Records += s.Records
+		st.Bytes += s.Bytes
+		switch {
+		case s.Error != "" || s.State == replicate.TaskStopped:
+			st.Partitions++
+			st.Stopped++
+		case s.State == replicate.TaskRunning || s.State == replicate.TaskStarting:
+			st.Partitions++
+			next := s.Acked
+			if next < 0 {
+				next = s.Start
+			}
+			if h := hwm(s); h >= 0 && next >= 0 {
+				if st.Behind < 0 {
+					st.Behind = 0
+				}
+				if h > next {
+					st.Behind += h - next
+				}
+			}
+		}
+	}
+	for _, f := range flows {
+		if f.Group == "" {
+			continue // a pair that only emits heartbeats
+		}
+		role := f.Membership
+		if f.Leader {
+			role += ", leader"
+		}
+		st.Flows = append(st.Flows, fmt.Sprintf("%s: %s, %d tasks", f.Flow, role, f.Tasks))
+	}
+	return st
+}
+
+// liveStatus redraws line every statusEvery from m until the returned func
+// is called, which erases it.
+func liveStatus(ctx context.Context, line *output.StatusLine, m *replicate.Mirror, hwm *hwmObserver) func() {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(statusEvery)
+		defer t.Stop()
+		var rate rateMeter
+		for {
+			st := replicateStatus(m.Stats(), m.Status(), hwm.highWatermark)
+			st.Rate = rate.add(time.Now(), st.Records)
+			line.Set(st.String())
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() { cancel(); <-done; line.Stop() }
+}
