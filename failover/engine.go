@@ -69,6 +69,22 @@ type Options struct {
 	// CommitTimeout bounds one group's commit once sent, and the re-read
 	// of its offsets when the commit's answer was lost; default 30s.
 	CommitTimeout time.Duration
+	// Progress, when set, is told how exact translation (Translate,
+	// Plan, failback) gets on while it reads partitions record by record:
+	// see [ScanProgress]. It is called from the goroutine running the
+	// engine's method, never concurrently. nil reports nothing.
+	Progress func(ScanProgress)
+}
+
+// ScanProgress is one step of exact translation's reads: it reads
+// partitions of Cluster in phases (the group's side, then the other side),
+// Total partitions per phase. A phase starts with Done 0, reports each
+// partition read, and ends with End set, also when a read failed or the
+// context ended (Done then stays below Total).
+type ScanProgress struct {
+	Cluster     string // alias of the cluster being read
+	Done, Total int    // partitions read so far, and to read, in this phase
+	End         bool   // the phase is over
 }
 
 // Engine translates, plans, applies and verifies consumer-group moves along
@@ -83,6 +99,7 @@ type Engine struct {
 	sourceTimeout time.Duration
 	parallel      int
 	commitTimeout time.Duration
+	progress      func(ScanProgress)
 }
 
 // New checks opts and returns an Engine. It connects to nothing.
@@ -94,7 +111,8 @@ func New(opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{flow: opts.Flow, clients: opts.Clients, log: opts.Logger, now: opts.Now,
-		bound: opts.SearchBound, maxScan: opts.MaxScan, sourceTimeout: opts.SourceTimeout, parallel: opts.ApplyParallel, commitTimeout: opts.CommitTimeout}
+		bound: opts.SearchBound, maxScan: opts.MaxScan, sourceTimeout: opts.SourceTimeout, parallel: opts.ApplyParallel, commitTimeout: opts.CommitTimeout,
+		progress: opts.Progress}
 	if e.commitTimeout <= 0 {
 		e.commitTimeout = defaultCommitTimeout
 	}

@@ -142,7 +142,10 @@ func (e *Engine) locate(ctx context.Context, xAlias, yAlias string, reqs []*locR
 		}
 		xJobs = append(xJobs, &scanJob{topic: q.xTopic, partition: q.partition, from: q.scanFrom, end: q.xEnd, visit: q.visitX})
 	}
-	if err := scan(ctx, e.clients, xAlias, xJobs); err != nil {
+	end := e.tracked(xAlias, xJobs)
+	err = scan(ctx, e.clients, xAlias, xJobs)
+	end()
+	if err != nil {
 		return err
 	}
 	// At the end with no data record seen (the scan began at pos): look at
@@ -155,7 +158,10 @@ func (e *Engine) locate(ctx context.Context, xAlias, yAlias string, reqs []*locR
 		q.scanFrom, q.n = max(q.xStart, q.xEnd-tailWindow), -1
 		tail = append(tail, &scanJob{topic: q.xTopic, partition: q.partition, from: q.scanFrom, end: q.xEnd, visit: q.visitX})
 	}
-	if err := scan(ctx, e.clients, xAlias, tail); err != nil {
+	end = e.tracked(xAlias, tail)
+	err = scan(ctx, e.clients, xAlias, tail)
+	end()
+	if err != nil {
 		return err
 	}
 	var (
@@ -199,7 +205,10 @@ func (e *Engine) locate(ctx context.Context, xAlias, yAlias string, reqs []*locR
 		states = append(states, y)
 		yJobs = append(yJobs, &scanJob{topic: q.yTopic, partition: q.partition, from: base, end: q.yEnd, visit: y.visit})
 	}
-	if err := scan(ctx, e.clients, yAlias, yJobs); err != nil {
+	end = e.tracked(yAlias, yJobs)
+	err = scan(ctx, e.clients, yAlias, yJobs)
+	end()
+	if err != nil {
 		return err
 	}
 	for _, y := range states {

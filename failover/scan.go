@@ -17,6 +17,7 @@ type scanJob struct {
 	partition int32
 	from, end int64
 	visit     func(r *kgo.Record) bool
+	done      func() // nil, or called once when the job ends (read or skipped)
 }
 
 type tpKey struct {
@@ -33,6 +34,9 @@ func scan(ctx context.Context, clients replicate.Clients, alias string, jobs []*
 	seen := map[tpKey]int{}
 	for _, j := range jobs {
 		if j.from >= j.end {
+			if j.done != nil {
+				j.done()
+			}
 			continue
 		}
 		k := tpKey{j.topic, j.partition}
@@ -49,6 +53,24 @@ func scan(ctx context.Context, clients replicate.Clients, alias string, jobs []*
 		}
 	}
 	return nil
+}
+
+// tracked has e.progress told about jobs, a phase of exact translation
+// reading alias: each job's end counts one partition, and the returned func
+// (call it once the jobs' scan returned) ends the phase.
+func (e *Engine) tracked(alias string, jobs []*scanJob) func() {
+	if e.progress == nil || len(jobs) == 0 {
+		return func() {}
+	}
+	done, total := 0, len(jobs)
+	e.progress(ScanProgress{Cluster: alias, Total: total})
+	for _, j := range jobs {
+		j.done = func() {
+			done++
+			e.progress(ScanProgress{Cluster: alias, Done: done, Total: total})
+		}
+	}
+	return func() { e.progress(ScanProgress{Cluster: alias, Done: done, Total: total, End: true}) }
 }
 
 func scanRound(ctx context.Context, clients replicate.Clients, alias string, jobs []*scanJob) error {
@@ -97,6 +119,9 @@ func scanRound(ctx context.Context, clients replicate.Clients, alias string, job
 				if !j.visit(r) || r.Offset+1 >= j.end {
 					delete(open, k)
 					done[p.Topic] = append(done[p.Topic], p.Partition)
+					if j.done != nil {
+						j.done()
+					}
 					return
 				}
 			}

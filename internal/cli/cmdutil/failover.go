@@ -10,6 +10,7 @@ import (
 	"github.com/mirrorctl/mirrorctl/failover"
 	"github.com/mirrorctl/mirrorctl/internal/config"
 	"github.com/mirrorctl/mirrorctl/internal/iostreams"
+	"github.com/mirrorctl/mirrorctl/internal/output"
 	"github.com/mirrorctl/mirrorctl/replicate"
 )
 
@@ -54,7 +55,8 @@ func SetupFailover(ctx context.Context, o FailoverSetup) (*failover.Engine, *con
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	eng, err := failover.New(failover.Options{Flow: FlowConfig(cfg, fl), Clients: clients, Logger: o.Logger, Now: o.Now})
+	eng, err := failover.New(failover.Options{Flow: FlowConfig(cfg, fl), Clients: clients, Logger: o.Logger, Now: o.Now,
+		Progress: scanProgress(io)})
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -70,6 +72,30 @@ func SetupFailover(ctx context.Context, o FailoverSetup) (*failover.Engine, *con
 		return nil, nil, nil, FlagErrorf("--groups %q matches no consumer group", groupsRE)
 	}
 	return eng, cfg, out, nil
+}
+
+// scanProgress returns the failover engine's progress hook: on a terminal's
+// stderr a bar per phase of exact translation's reads ("reading us-east",
+// partitions done of total), erased when the phase ends; nil (nothing
+// drawn) when stderr is not a terminal.
+func scanProgress(ios *iostreams.IOStreams) func(failover.ScanProgress) {
+	if ios == nil || !ios.IsStderrTTY() {
+		return nil
+	}
+	var bar *output.Progress
+	return func(s failover.ScanProgress) {
+		if s.End {
+			if bar != nil {
+				bar.Stop()
+				bar = nil
+			}
+			return
+		}
+		if bar == nil {
+			bar = output.NewProgress(ios, "reading "+output.Escape(s.Cluster), int64(s.Total), "partitions")
+		}
+		bar.Set(int64(s.Done))
+	}
 }
 
 // Opt renders an optional offset or count: "-" when absent.

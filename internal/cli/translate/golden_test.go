@@ -81,9 +81,11 @@ func TestTranslateGolden(t *testing.T) {
 		}
 	}
 	width := 160
+	errTTY := false
 	run := func(tty bool, args ...string) (int, string, string) {
 		ios, _, out, errOut := iostreams.Test()
 		ios.SetStdoutTTY(tty)
+		ios.SetStderrTTY(errTTY)
 		ios.SetColorDisabled(true)
 		ios.SetTerminalWidth(width)
 		rctx, cancel := context.WithTimeout(ctx, 60*time.Second)
@@ -94,6 +96,25 @@ func TestTranslateGolden(t *testing.T) {
 	if code, _, stderr := run(false, "replicate", "--once"); code != 0 {
 		t.Fatalf("replicate --once: %d %s", code, stderr)
 	}
+	// On a terminal, exact translation draws a bar per phase of reads on
+	// stderr and erases it; stdout is the same table.
+	t.Run("progress", func(t *testing.T) {
+		errTTY = true
+		defer func() { errTTY = false }()
+		code, stdout, stderr := run(true, "translate", "--group", "billing", "--group", "audit", "--mode", "exact")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		for _, want := range []string{"reading us-east", "reading eu-west", "0/3", "partitions", "\x1b[2K"} {
+			if !strings.Contains(stderr, want) {
+				t.Errorf("stderr lacks %q: %q", want, stderr)
+			}
+		}
+		if strings.Contains(stderr, "✓") || strings.Contains(stderr, "\n") {
+			t.Errorf("progress left a line or a success mark on stderr: %q", stderr)
+		}
+		clitest.Golden(t, "translate-tty.txt", stdout)
+	})
 	for _, tt := range []struct {
 		golden string
 		tty    bool
