@@ -399,6 +399,16 @@ func (b *builder) flow(f Flow) error {
 		b.addAll(tgt, p, TypeGroup, groups, OpDescribe, "sync.group.offsets: DescribeGroups and OffsetFetch")
 		b.addAll(tgt, p, TypeTopic, remotes, OpRead, "sync.group.offsets: OffsetCommit needs READ on each committed topic")
 	}
+	if cfg.EmitCheckpoints && cfg.ReverseCheckpoints {
+		// replicate/reverse.go: the target's groups, checkpointed back to
+		// the source.
+		_, rt := cfg.ReverseCheckpointsTopic()
+		rck := []resource{literal(rt)}
+		b.addAll(src, p, TypeTopic, rck, OpCreate, "reverse checkpoints: CreateTopics "+rt+" on the source")
+		b.addAll(src, p, TypeTopic, rck, OpWrite, "reverse checkpoints: Produce reverse checkpoints")
+		b.addAll(tgt, p, TypeGroup, groups, OpDescribe, "reverse checkpoints: ListGroups, FindCoordinator and OffsetFetch of the target's groups")
+		b.addAll(tgt, p, TypeTopic, remotes, OpDescribe, "reverse checkpoints: OffsetFetch returns only described topics")
+	}
 	if f.SyncTopicACLs {
 		b.addAll(src, p, TypeCluster, clusterRes, OpDescribe, "sync.topic.acls: DescribeAcls")
 		b.addAll(tgt, p, TypeCluster, clusterRes, OpAlter, "sync.topic.acls: CreateAcls")
@@ -441,6 +451,10 @@ func (b *builder) failover(cfg replicate.FlowConfig, fp string, topics, remotes,
 	b.addAll(tgt, fp, TypeGroup, groups, OpRead, "failover --apply: OffsetCommit (DescribeGroups, OffsetFetch)")
 	b.addAll(tgt, fp, TypeTopic, remotes, OpRead, "failover --apply: OffsetCommit needs topic READ; failover --verify, translate (exact, auto): Fetch target records")
 	b.addAll(tgt, fp, TypeTopic, remotes, OpRead, "lag: Metadata and ListOffsets of remote topics")
+	if cfg.EmitCheckpoints && cfg.ReverseCheckpoints {
+		_, rt := cfg.ReverseCheckpointsTopic()
+		b.addAll(src, fp, TypeTopic, []resource{literal(rt)}, OpRead, "failback --mode checkpoint (auto when the target is down): ListOffsets and Fetch reverse checkpoints")
+	}
 }
 
 var typeRank = map[string]int{TypeCluster: 0, TypeTopic: 1, TypeGroup: 2}

@@ -165,6 +165,30 @@ func TestBuildFailoverPrincipal(t *testing.T) {
 			}
 		})
 	}
+	// Reverse checkpoints: the mirror writes them on the source and reads
+	// the target's groups; the failover principal reads them on the source.
+	cfg := replicate.DefaultFlowConfig("us-east", "eu-west")
+	cfg.Topics.Include = filter.MustCompileList("topics", "orders")
+	cfg.Groups.Include = filter.MustCompileList("groups", "g")
+	cfg.HeartbeatsReplication, cfg.EmitHeartbeats, cfg.ReverseCheckpoints = false, false, true
+	plan, err := Build(Input{Principal: "User:mm2", FailoverPrincipal: "User:ops", Flows: []Flow{{FlowConfig: cfg}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	for _, b := range plan.Bindings {
+		have[fmt.Sprintf("%s %s %s %s %s", b.Principal, b.Cluster, b.ResourceName, b.PatternType, b.Operation)] = true
+	}
+	for _, w := range []string{
+		"User:mm2 us-east eu-west.checkpoints.internal LITERAL CREATE",
+		"User:mm2 us-east eu-west.checkpoints.internal LITERAL WRITE",
+		"User:mm2 eu-west g LITERAL DESCRIBE",
+		"User:ops us-east eu-west.checkpoints.internal LITERAL READ",
+	} {
+		if !have[w] {
+			t.Errorf("reverse checkpoints: no binding %q", w)
+		}
+	}
 	if _, err := Build(Input{Principal: "User:mm2", FailoverPrincipal: "ops"}); err == nil {
 		t.Fatal("a failover principal without a type was accepted")
 	}

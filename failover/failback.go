@@ -18,19 +18,28 @@ import (
 // it (rows with mode "sync"). Actions and prechecks are those of
 // PlanFailover, against the group on the source cluster, except MaxLag
 // (see below). opts.Mode is auto ("" too: the inverse offset-sync rule
-// when the source does not answer) or exact (an error when it does not);
-// checkpoint is an error, since MM2's checkpoints translate the forward way
-// only. CheckpointMaxAge and MaxLag are ignored: the records the forward
+// when the source does not answer), exact (an error when it does not) or
+// checkpoint (below). MaxLag is ignored: the records the forward
 // flow has not copied yet are on the source, where the group resumes, so
 // its replication lag cannot make failback skip any.
+//
+// Checkpoint mode (and auto mode when the target answers for none of the
+// groups) reads the reverse checkpoints that a mirrorctl flow with
+// mirrorctl.reverse.checkpoints.enabled writes to the source (see
+// planFailbackCheckpoint); it works with the target unreachable, and
+// refuses a group whose reverse checkpoints are missing or not current
+// (CheckpointMaxAge, default 3 × emit.checkpoints.interval.seconds). The
+// first request to the target is bounded by Options.SourceTimeout.
 func (e *Engine) PlanFailback(ctx context.Context, opts PlanOptions) (*Plan, error) {
 	mode := opts.Mode
 	switch mode {
 	case "":
 		mode = ModeAuto
 	case ModeAuto, ModeExact:
+	case ModeCheckpoint:
+		return e.planFailbackCheckpoint(ctx, opts, dedupe(opts.Groups))
 	default:
-		return nil, fmt.Errorf("failback: mode %q is not supported (auto or exact; checkpoints translate the forward way only)", mode)
+		return nil, fmt.Errorf("failback: mode %q is not supported (auto, exact or checkpoint)", mode)
 	}
 	groups := dedupe(opts.Groups)
 	plan := &Plan{Direction: Failback, Source: e.flow.Source, Target: e.flow.Target, Mode: mode, AllowRewind: opts.AllowRewind}
@@ -42,7 +51,19 @@ func (e *Engine) PlanFailback(ctx context.Context, opts PlanOptions) (*Plan, err
 	if err != nil {
 		return nil, err
 	}
-	positions, posErrs := fetchOffsets(ctx, tgt, e.flow.Target, groups)
+	pctx, cancel := context.WithTimeout(ctx, e.sourceTimeout)
+	positions, posErrs := fetchOffsets(pctx, tgt, e.flow.Target, groups)
+	cancel()
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if mode == ModeAuto && len(groups) > 0 && len(posErrs) == len(groups) {
+		// The target does not answer for any group: the reverse
+		// checkpoints on the source are the only record of where the
+		// groups are (reverse.go).
+		e.log.Warn("the target does not answer; failback uses the reverse checkpoints", "target", e.flow.Target, "err", posErrs[groups[0]])
+		return e.planFailbackCheckpoint(ctx, opts, groups)
+	}
 	store, err := e.readSyncs(ctx)
 	if err != nil {
 		return nil, err

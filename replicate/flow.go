@@ -107,6 +107,13 @@ type FlowConfig struct {
 	// when that group is absent or empty there, never moving it backwards.
 	SyncGroupOffsets         bool
 	SyncGroupOffsetsInterval time.Duration // sync.group.offsets.interval.seconds, default 60s
+	// ReverseCheckpoints is mirrorctl.reverse.checkpoints.enabled (mirrorctl's
+	// key, default false; the intent of KIP-1098, which MM2 does not ship):
+	// the flow leader also checkpoints the groups that consume the remote
+	// topics on the target back to the source, into
+	// [FlowConfig.ReverseCheckpointsTopic], so failback can translate with
+	// the target down (reverse.go). Needs EmitCheckpoints.
+	ReverseCheckpoints bool
 
 	// GroupID is the consumer group on the source through which the
 	// processes running this flow share its partitions (mirrorctl key
@@ -240,6 +247,9 @@ func (f FlowConfig) Validate() error {
 	}
 	if f.Enabled && f.SyncGroupOffsets && !f.EmitCheckpoints {
 		errs = append(errs, fmt.Errorf("flow %s: sync.group.offsets.enabled needs emit.checkpoints.enabled", f.Name()))
+	}
+	if f.Enabled && f.ReverseCheckpoints && !f.EmitCheckpoints {
+		errs = append(errs, fmt.Errorf("flow %s: mirrorctl.reverse.checkpoints.enabled needs emit.checkpoints.enabled: reverse checkpoints are emitted with the checkpoints, through the same offset syncs", f.Name()))
 	}
 	return errors.Join(errs...)
 }

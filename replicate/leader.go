@@ -196,6 +196,12 @@ func (fr *flowRunner) lead(ctx context.Context) error {
 		ckpt.obs = fr.obs
 		steps = append(steps, ckpt.start)
 	}
+	var rev *reverseCheckpointer // reverse.go
+	if ckpt != nil && cfg.ReverseCheckpoints {
+		rev = newReverseCheckpointer(ckpt)
+		defer rev.close()
+		steps = append(steps, rev.start)
+	}
 	if cfg.EmitHeartbeats && fr.once {
 		steps = append(steps, func(ctx context.Context) error {
 			return runHeartbeats(ctx, cfg, fr.clients, fr.log, fr.now, true)
@@ -220,7 +226,7 @@ func (fr *flowRunner) lead(ctx context.Context) error {
 			return nil
 		case <-fr.dataDone:
 		}
-		return fr.checkpointOnce(ctx, ckpt)
+		return fr.checkpointOnce(ctx, ckpt, rev)
 	}
 	bgErr := make(chan error, 1)
 	var n int
@@ -231,6 +237,10 @@ func (fr *flowRunner) lead(ctx context.Context) error {
 	if ckpt != nil {
 		n++
 		go func() { ckpt.run(ctx); bgErr <- nil }()
+	}
+	if rev != nil {
+		n++
+		go func() { rev.run(ctx); bgErr <- nil }()
 	}
 	if cfg.Enabled && (cfg.RefreshTopics || cfg.SyncTopicConfigs || cfg.SyncTopicACLs) {
 		n++
@@ -246,8 +256,9 @@ func (fr *flowRunner) lead(ctx context.Context) error {
 }
 
 // checkpointOnce is --once's checkpoint pass: with the offset syncs of this
-// run written, read them all, emit checkpoints, and sync group offsets.
-func (fr *flowRunner) checkpointOnce(ctx context.Context, ckpt *checkpointer) error {
+// run written, read them all, emit checkpoints, and sync group offsets;
+// then, with rev, emit the reverse checkpoints.
+func (fr *flowRunner) checkpointOnce(ctx context.Context, ckpt *checkpointer, rev *reverseCheckpointer) error {
 	if err := ckpt.readSyncs(ctx); err != nil {
 		return err
 	}
@@ -256,6 +267,11 @@ func (fr *flowRunner) checkpointOnce(ctx context.Context, ckpt *checkpointer) er
 	}
 	if fr.cfg.SyncGroupOffsets {
 		ckpt.syncGroupOffsets(ctx)
+	}
+	if rev != nil {
+		if _, err := rev.emit(ctx); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -70,12 +70,16 @@ func TestNotActedOn(t *testing.T) {
 		{"a->b.replication.policy.seperator = _", "a->b.replication.policy.seperator", `did you mean "a->b.replication.policy.separator"`},
 		{"replication.policy.remote.prefix = x", "replication.policy.remote.prefix", "only DefaultReplicationPolicy and IdentityReplicationPolicy"},
 
+		// Reverse checkpoints where nothing emits them.
+		{"b->a.mirrorctl.reverse.checkpoints.enabled = true", "b->a.mirrorctl.reverse.checkpoints.enabled", "the flow b->a is not enabled"},
 		// Acted on: no warning.
 		{"replication.policy.separator = _", "", ""},
 		{"replication.policy.internal.topic.separator.enabled = false", "", ""},
 		{"replication.policy.class = org.apache.kafka.connect.mirror.IdentityReplicationPolicy", "", ""},
 		{"emit.offset-syncs.enabled = false", "", ""},
 		{"a->b.emit.checkpoints.enabled = false", "", ""},
+		{"a->b.mirrorctl.reverse.checkpoints.enabled = true", "", ""},
+		{"mirrorctl.reverse.checkpoints.enabled = true", "", ""}, // top level: only enabled flows act
 		{"sync.group.offsets.interval.seconds = 30", "", ""},
 		{"offset-syncs.topic.replication.factor = 1", "", ""},
 		{"heartbeats.topic.replication.factor = -1", "", ""},
@@ -141,6 +145,8 @@ var actedOnKeys = []string{
 	"topic.filter.class", "group.filter.class", "config.property.filter.class", "forwarding.admin.class",
 	// The most processes copying a flow at once; the flow's consumer group.
 	"tasks.max", KeyGroupID, KeyProgressInterval,
+	// Reverse checkpoints (replicate/reverse.go).
+	KeyReverseCheckpoints,
 }
 
 // TestEveryKnownKeyClassified fails when a key is added to knownKeys without
@@ -185,5 +191,20 @@ func TestNotActedOnKeysDocumented(t *testing.T) {
 		if !strings.Contains(doc, fmt.Sprintf("`%s`", k)) {
 			t.Errorf("docs/config-keys.md does not list %s", k)
 		}
+	}
+}
+
+// TestReverseCheckpointsNeedCheckpoints: reverse checkpoints on a flow
+// without checkpoints are warned about at the line that turns them on.
+func TestReverseCheckpointsNeedCheckpoints(t *testing.T) {
+	c, err := Parse("m.properties", strings.NewReader(actedOnBase+"a->b.emit.checkpoints.enabled = false\na->b.mirrorctl.reverse.checkpoints.enabled = true\n"), WithEnv(noEnv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Warnings) != 1 {
+		t.Fatalf("want 1 warning, got %v", c.Warnings)
+	}
+	if w := c.Warnings[0]; w.Line != 6 || w.Key != "a->b.mirrorctl.reverse.checkpoints.enabled" || !strings.Contains(w.Msg, "emit.checkpoints.enabled = false") {
+		t.Fatalf("warning = %q", w)
 	}
 }

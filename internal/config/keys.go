@@ -109,6 +109,10 @@ var knownKeys = map[string]keyInfo{
 	// How often a replicate process writes the acknowledged positions of its
 	// partition tasks to the progress topic: what a crash can re-copy.
 	KeyProgressInterval: {kind: kInt, def: "1000", min: 10, hasMin: true},
+	// Reverse checkpoints (KIP-1098's intent): the flow leader also
+	// checkpoints the target's groups on the remote topics back to the
+	// source, for failback with the target down.
+	KeyReverseCheckpoints: {kind: kBool, def: "false"},
 }
 
 // KeyProgressInterval is mirrorctl's progress write interval, in ms.
@@ -116,6 +120,11 @@ const KeyProgressInterval = "mirrorctl.progress.interval.ms"
 
 // KeyGroupID names the consumer group of a flow (mirrorctl's key, not MM2's).
 const KeyGroupID = "mirrorctl.group.id"
+
+// KeyReverseCheckpoints turns on a flow's reverse checkpoints (mirrorctl's
+// key; KIP-1098 is not shipped by MM2): <target>.checkpoints.internal on the
+// source, read by `failback --mode checkpoint`.
+const KeyReverseCheckpoints = "mirrorctl.reverse.checkpoints.enabled"
 
 // deprecatedKeys maps the KIP-629 aliases (deprecated in 2.7, removed in
 // 4.0) to their new names. If both are set the new name wins, as

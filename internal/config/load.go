@@ -639,7 +639,25 @@ func (l *loader) buildFlow(s, t string) *Flow {
 			}
 		}
 	}
+	l.checkReverseCheckpoints(f)
 	return f
+}
+
+// checkReverseCheckpoints warns about mirrorctl.reverse.checkpoints.enabled
+// = true where it cannot be acted on: a flow that is not enabled (set for
+// that flow), or one without checkpoints (replicate refuses it).
+func (l *loader) checkReverseCheckpoints(f *Flow) {
+	p := f.props[KeyReverseCheckpoints]
+	if p == nil || p.origin == OriginDefault || !f.Bool(KeyReverseCheckpoints) {
+		return
+	}
+	line, key := l.propPlace(f, KeyReverseCheckpoints)
+	switch {
+	case !f.Enabled && p.origin == OriginFlow:
+		l.warnf(line, key, "accepted but not acted on: the flow %s is not enabled, so nothing emits its reverse checkpoints", f.Name())
+	case f.Enabled && !f.Bool("emit.checkpoints.enabled"):
+		l.warnf(line, key, "not acted on with emit.checkpoints.enabled = false for %s: reverse checkpoints are emitted with the checkpoints, and mirrorctl replicate refuses the flow", f.Name())
+	}
 }
 
 // propPlace returns the line and written key of a flow setting, for errors.

@@ -48,6 +48,7 @@ func FlowConfig(cfg *config.Config, f *config.Flow) replicate.FlowConfig {
 	fc.CheckpointsReplicationFactor = int16(f.Int("checkpoints.topic.replication.factor"))
 	fc.SyncGroupOffsets = f.Bool("sync.group.offsets.enabled")
 	fc.SyncGroupOffsetsInterval = seconds("sync.group.offsets.interval.seconds")
+	fc.ReverseCheckpoints = f.Bool(config.KeyReverseCheckpoints)
 	fc.GroupID = f.String(config.KeyGroupID)
 	fc.TasksMax = int(f.Int("tasks.max"))
 	fc.ProgressInterval = time.Duration(f.Int(config.KeyProgressInterval)) * time.Millisecond

@@ -56,6 +56,7 @@ func TestFlowConfigActsOnKeys(t *testing.T) {
 		"emit.checkpoints.interval.seconds = 5",
 		"sync.group.offsets.enabled = true",
 		"sync.group.offsets.interval.seconds = 5",
+		"mirrorctl.reverse.checkpoints.enabled = true",
 		"refresh.topics.enabled = false",
 		"refresh.topics.interval.seconds = 5",
 		"sync.topic.configs.enabled = false",

@@ -164,17 +164,23 @@ func NewCmdFailback(f *cmdutil.Factory, runF func(*Options) error) *cobra.Comman
 			"Plan, --apply, --verify and the safety rules are those of `mirrorctl failover`,\n" +
 			"on the source cluster.\n\n" +
 			"--mode auto (default) is the above; --mode exact fails instead of using the\n" +
-			"offset syncs when the source does not answer. There is no checkpoint mode:\n" +
-			"MM2's checkpoints translate source offsets to the target, not back. There is no\n" +
-			"--max-lag: the records the forward flow has not copied yet are on the source,\n" +
+			"offset syncs when the source does not answer. --mode checkpoint (and auto when\n" +
+			"the target does not answer) reads the reverse checkpoints the flow writes to the\n" +
+			"source with <source>-><target>.mirrorctl.reverse.checkpoints.enabled = true\n" +
+			"(<target>.checkpoints.internal on the source), so it works with the target down;\n" +
+			"a group with no reverse checkpoint, or one the mirror has not confirmed within\n" +
+			"--checkpoint-max-age (default 3 x the checkpoint interval), is refused. There is\n" +
+			"no --max-lag: the records the forward flow has not copied yet are on the source,\n" +
 			"where the group resumes, so replication lag cannot make it skip any.\n\n" + exitStatus,
 		Example: "$ mirrorctl failback --source us-east --target eu-west --group billing\n" +
-			"$ mirrorctl failback --source us-east --target eu-west --group billing --apply --verify --yes",
+			"$ mirrorctl failback --source us-east --target eu-west --group billing --apply --verify --yes\n" +
+			"$ mirrorctl failback --source us-east --target eu-west --group billing --mode checkpoint --apply --yes   # eu-west down",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return run(cmd, opts, runF) },
 	}
 	addFlags(cmd, opts)
-	cmdutil.StringEnumFlag(cmd, cmd.Flags(), &opts.Mode, "mode", "", string(failover.ModeAuto), failover.Modes(), "Translation mode (checkpoint is not supported by failback; see above)")
+	cmdutil.StringEnumFlag(cmd, cmd.Flags(), &opts.Mode, "mode", "", string(failover.ModeAuto), failover.Modes(), "Translation mode (checkpoint: the reverse checkpoints; see above)")
+	cmd.Flags().DurationVar(&opts.CheckpointMaxAge, "checkpoint-max-age", 0, "Refuse reverse checkpoints the mirror has not confirmed within this `duration` (default 3 x the checkpoint interval)")
 	// Accepted only to explain why it does not apply (see run).
 	cmd.Flags().DurationVar(&opts.MaxLag, "max-lag", 0, "Not supported by failback")
 	_ = cmd.Flags().MarkHidden("max-lag")
@@ -235,9 +241,6 @@ func run(cmd *cobra.Command, opts *Options, runF func(*Options) error) error {
 	}
 	if opts.Back && cmd.Flags().Changed("max-lag") {
 		return cmdutil.FlagErrorf("--max-lag does not apply to failback: the records the forward flow has not copied yet are on the source, where the group resumes, so replication lag cannot make it skip any")
-	}
-	if opts.Back && opts.Mode == string(failover.ModeCheckpoint) {
-		return cmdutil.FlagErrorf("--mode checkpoint does not apply to failback: MM2's checkpoints translate source offsets to the target, not back; use auto (exact where the source answers, else the inverse offset syncs) or exact")
 	}
 	opts.Args = []string{cmd.Name()}
 	cmd.Flags().Visit(func(f *pflag.Flag) {
