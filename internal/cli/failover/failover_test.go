@@ -40,7 +40,9 @@ func TestNewCmdFailover(t *testing.T) {
 		{args: "--group g --mode exact", back: true, check: func(o *failovercmd.Options) bool { return o.Back && o.Mode == "exact" }},
 		{args: "--group g", back: true, check: func(o *failovercmd.Options) bool { return o.Mode == "auto" && o.MaxLag == 0 }},
 		{args: "--group g --mode checkpoint --checkpoint-max-age 10m", back: true,
-			check: func(o *failovercmd.Options) bool { return o.Back && o.Mode == "checkpoint" && o.CheckpointMaxAge == 10*time.Minute }},
+			check: func(o *failovercmd.Options) bool {
+				return o.Back && o.Mode == "checkpoint" && o.CheckpointMaxAge == 10*time.Minute
+			}},
 		{args: "--group g --max-lag 30s", back: true,
 			wantErr: "--max-lag does not apply to failback: the records the forward flow has not copied yet are on the source, where the group resumes, so replication lag cannot make it skip any"},
 		{args: "--group g --max-lag 0s", back: true,
