@@ -167,8 +167,7 @@ func TestFailoverPlanApplyVerify(t *testing.T) {
 		t.Fatalf("failback: unverified %d problems %d", back.Unverified(), back.Problems())
 	}
 
-	// Failback modes: exact answers like auto while the source is up;
-	// checkpoint has no way back.
+	// Failback modes: exact answers like auto while the source is up.
 	exact, err := e.PlanFailback(ctx, PlanOptions{Groups: []string{gMain}, Mode: ModeExact})
 	if err != nil {
 		t.Fatal(err)
@@ -176,9 +175,14 @@ func TestFailoverPlanApplyVerify(t *testing.T) {
 	if pp := actions(exact, gMain)[0]; exact.Mode != ModeExact || pp.Action != ActionUnchanged || i64(pp.SourceOffset) != "250" {
 		t.Fatalf("failback exact: mode %s row %+v", exact.Mode, pp)
 	}
-	if _, err := e.PlanFailback(ctx, PlanOptions{Groups: []string{gMain}, Mode: ModeCheckpoint}); err == nil ||
-		err.Error() != `failback: mode "checkpoint" is not supported (auto or exact; checkpoints translate the forward way only)` {
-		t.Fatalf("failback checkpoint mode: %v", err)
+	// Checkpoint mode reads reverse checkpoints, which this flow does not
+	// write: the group's commits on the target have no translation.
+	ckp, err := e.PlanFailback(ctx, PlanOptions{Groups: []string{gMain}, Mode: ModeCheckpoint})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pp := actions(ckp, gMain); ckp.Mode != ModeCheckpoint || len(pp) == 0 || pp[0].Action != ActionSkipNoTranslation || !strings.Contains(pp[0].Reason, "no reverse checkpoint") {
+		t.Fatalf("failback checkpoint mode without reverse checkpoints: %+v", pp)
 	}
 }
 
