@@ -61,11 +61,12 @@ func TestCheckpointsDump(t *testing.T) {
 		"offset 5: checkpoint value: null (tombstone); " +
 		`offset 6: checkpoint key: field "group": need 2 bytes, have 1; ` +
 		`offset 8: checkpoint value: field "version": unsupported value version 1 (only version 0 is understood)` + "\n"
-	testGolden(t, p, []goldenCase{
+	testGolden(t, p, append([]goldenCase{
 		{name: "table", format: output.FormatTable, golden: "checkpoints.tsv", wantStderr: skippedAll},
 		{name: "json", format: output.FormatJSON, golden: "checkpoints.json", wantStderr: skippedAll},
 		{name: "csv", format: output.FormatCSV, golden: "checkpoints.csv", wantStderr: skippedAll},
 		{name: "tty", format: output.FormatTable, tty: true, golden: "checkpoints-tty.txt", wantStderr: skippedAll},
+		{name: "tsv", format: output.FormatTSV, golden: "checkpoints-header.tsv", wantStderr: skippedAll},
 		{name: "latest", args: []string{"--latest"}, format: output.FormatTable, golden: "checkpoints-latest.tsv", wantStderr: skippedAll},
 		{name: "latest json", args: []string{"--latest", "--source", "us-east"}, format: output.FormatJSON, golden: "checkpoints-latest.json", wantStderr: skippedAll},
 		{
@@ -82,7 +83,7 @@ func TestCheckpointsDump(t *testing.T) {
 			name: "topic filter", args: []string{"--topic", "orders", "--latest"}, format: output.FormatCSV, golden: "checkpoints-topic.csv",
 			wantStderr: `warning: 1 record skipped: offset 6: checkpoint key: field "group": need 2 bytes, have 1` + "\n",
 		},
-	}, func(f *cmdutil.Factory) *cobra.Command { return NewCmdCheckpointsDump(f, nil) })
+	}, widthCases("checkpoints-tty", skippedAll, "order-processor", "us-east.payments", "us-east.orders", "analytics")...), func(f *cmdutil.Factory) *cobra.Command { return NewCmdCheckpointsDump(f, nil) })
 }
 
 // TestCheckpointsLatestSemantics checks that --latest keeps the last record

@@ -50,18 +50,19 @@ func TestHeartbeatsDump(t *testing.T) {
 	const skipped = "warning: 2 records skipped: " +
 		`offset 3: heartbeat value: field "timestamp": need 8 bytes, have 3; ` +
 		`offset 5: heartbeat key: field "sourceClusterAlias": need 26465 bytes, have 5` + "\n"
-	testGolden(t, p, []goldenCase{
+	testGolden(t, p, append([]goldenCase{
 		{name: "table", format: output.FormatTable, golden: "heartbeats.tsv", wantStderr: skipped},
 		{name: "json", format: output.FormatJSON, golden: "heartbeats.json", wantStderr: skipped},
 		{name: "csv", format: output.FormatCSV, golden: "heartbeats.csv", wantStderr: skipped},
 		{name: "tty", format: output.FormatTable, tty: true, golden: "heartbeats-tty.txt", wantStderr: skipped},
+		{name: "tsv", format: output.FormatTSV, golden: "heartbeats-header.tsv", wantStderr: skipped},
 		{name: "latest", args: []string{"--latest"}, format: output.FormatTable, golden: "heartbeats-latest.tsv", wantStderr: skipped},
 		{
 			name: "source alias filter", args: []string{"--source-alias", "eu-.*", "--cluster", "us-west"}, format: output.FormatCSV, golden: "heartbeats-eu.csv",
 			wantStderr: `warning: 1 record skipped: offset 5: heartbeat key: field "sourceClusterAlias": need 26465 bytes, have 5` + "\n",
 		},
 		{name: "other cluster", args: []string{"--cluster", "us-east"}, format: output.FormatCSV, golden: "heartbeats-us-east.csv"},
-	}, func(f *cmdutil.Factory) *cobra.Command { return NewCmdHeartbeatsDump(f, nil) })
+	}, widthCases("heartbeats-tty", skipped, "eu-central", "us-east", "us-west")...), func(f *cmdutil.Factory) *cobra.Command { return NewCmdHeartbeatsDump(f, nil) })
 }
 
 func TestHeartbeatsErrors(t *testing.T) {

@@ -234,8 +234,21 @@ type goldenCase struct {
 	args       []string
 	format     output.Format
 	tty        bool
+	width      int      // terminal columns; 0 is 160
+	ids        []string // identity values a terminal table must show whole
 	golden     string
 	wantStderr string
+}
+
+// widthCases are the terminal table of a dump at each of
+// clitest.TableWidths, golden base-<width>.txt, with ids shown whole.
+func widthCases(base, wantStderr string, ids ...string) []goldenCase {
+	var out []goldenCase
+	for _, w := range clitest.TableWidths {
+		out = append(out, goldenCase{name: fmt.Sprintf("tty %d", w), format: output.FormatTable, tty: true, width: w, ids: ids,
+			golden: fmt.Sprintf("%s-%d.txt", base, w), wantStderr: wantStderr})
+	}
+	return out
 }
 
 // testGolden runs each case with a fresh command from newCmd over p.
@@ -244,10 +257,14 @@ func testGolden(t *testing.T, p *clusterPair, tests []goldenCase, newCmd func(*c
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f, out, errOut := p.factory(t, tt.format, tt.tty)
+			if tt.width > 0 {
+				f.IO.SetTerminalWidth(tt.width)
+			}
 			if err := run(t, newCmd(f), tt.args...); err != nil {
 				t.Fatal(err)
 			}
 			clitest.Golden(t, tt.golden, out.String())
+			clitest.IdentitiesWhole(t, out.String(), tt.ids...)
 			if errOut.String() != tt.wantStderr {
 				t.Errorf("stderr:\n%s\nwant:\n%s", errOut, tt.wantStderr)
 			}

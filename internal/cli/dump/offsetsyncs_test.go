@@ -48,17 +48,18 @@ func TestOffsetSyncsDump(t *testing.T) {
 	const skipped = "warning: 2 records skipped: " +
 		`offset 2: offset-sync value: field "offset": need 8 bytes, have 1; ` +
 		"offset 5: offset-sync value: null (tombstone)\n"
-	testGolden(t, p, []goldenCase{
+	testGolden(t, p, append([]goldenCase{
 		{name: "table", format: output.FormatTable, golden: "offset-syncs.tsv", wantStderr: skipped},
 		{name: "json", format: output.FormatJSON, golden: "offset-syncs.json", wantStderr: skipped},
 		{name: "csv", format: output.FormatCSV, golden: "offset-syncs.csv", wantStderr: skipped},
 		{name: "tty", format: output.FormatTable, tty: true, golden: "offset-syncs-tty.txt", wantStderr: skipped},
+		{name: "tsv", format: output.FormatTSV, golden: "offset-syncs-header.tsv", wantStderr: skipped},
 		{name: "latest", args: []string{"--latest"}, format: output.FormatTable, golden: "offset-syncs-latest.tsv", wantStderr: skipped},
 		{
 			name: "topic filter", args: []string{"--topic", "pay.*", "--source", "us-east", "--target", "us-west"}, format: output.FormatCSV, golden: "offset-syncs-topic.csv",
 			wantStderr: "warning: 1 record skipped: offset 5: offset-sync value: null (tombstone)\n",
 		},
-	}, func(f *cmdutil.Factory) *cobra.Command { return NewCmdOffsetSyncsDump(f, nil) })
+	}, widthCases("offset-syncs-tty", skipped, "orders")...), func(f *cmdutil.Factory) *cobra.Command { return NewCmdOffsetSyncsDump(f, nil) })
 }
 
 // TestOffsetSyncsLocation reads the topic where offset-syncs.topic.location

@@ -346,26 +346,38 @@ func TestGolden(t *testing.T) {
 	if _, err := e.Admin(t, "eu-west").CommitOffsets(context.Background(), "audit", kadm.OffsetsFromRecords(kgo.Record{Topic: "us-east.orders", Partition: 1, Offset: 8})); err != nil {
 		t.Fatal(err)
 	}
-	for _, tt := range []struct {
+	type goldenCase struct {
 		golden string
 		tty    bool
+		width  int // terminal columns; 0 is 160
 		args   []string
 		code   int
-	}{
+	}
+	cases := []goldenCase{
 		{golden: "plan.tsv"},
 		{golden: "plan-tty.txt", tty: true},
 		{golden: "plan.json", args: []string{"-o", "json"}},
+		{golden: "plan.csv", args: []string{"-o", "csv"}},
+		{golden: "plan-header.tsv", args: []string{"-o", "tsv"}},
+	}
+	for _, w := range clitest.TableWidths {
+		cases = append(cases, goldenCase{golden: fmt.Sprintf("plan-tty-%d.txt", w), tty: true, width: w})
+	}
+	for _, tt := range append(cases, []goldenCase{
 		// billing has no commit on the target and audit's commit on the
 		// source is ahead (skip-rewind): the plan would not move them.
 		{golden: "failback-plan.tsv", args: []string{"--back"}, code: 3},
 		// Last: it changes the target.
 		{golden: "apply-verify.tsv", args: []string{"--apply", "--verify"}},
-	} {
+	}...) {
 		t.Run(tt.golden, func(t *testing.T) {
 			ios, _, out, errOut := iostreams.Test()
 			ios.SetStdoutTTY(tt.tty)
 			ios.SetColorDisabled(true)
 			ios.SetTerminalWidth(160)
+			if tt.width > 0 {
+				ios.SetTerminalWidth(tt.width)
+			}
 			cmd := "failover"
 			args := tt.args
 			if len(args) > 0 && args[0] == "--back" {
@@ -375,6 +387,9 @@ func TestGolden(t *testing.T) {
 				t.Fatalf("exit %d: %s %s", code, out, errOut)
 			}
 			clitest.Golden(t, tt.golden, out.String())
+			if tt.tty {
+				clitest.IdentitiesWhole(t, out.String(), "billing", "audit", "us-east.orders")
+			}
 		})
 	}
 }

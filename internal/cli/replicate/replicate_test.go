@@ -134,6 +134,24 @@ func TestDryRunListsEveryTopicWithItsAction(t *testing.T) {
 		t.Fatalf("exit %d, stderr %s", code, stderr)
 	}
 	clitest.Golden(t, "dry-run.txt", out)
+	ids := []string{"us-east->eu-west", "app-internal", "eu-west.orders", "us-east.orders", "us-east.payments", "payments",
+		"mirrorctl-progress.us-east.internal", "mm2-offset-syncs.eu-west.internal", "us-east.checkpoints.internal"}
+	runAt := func(t *testing.T, tty bool, width int, args ...string) string {
+		ios, _, out, errOut := iostreams.Test()
+		ios.SetStdoutTTY(tty)
+		ios.SetColorDisabled(true)
+		ios.SetTerminalWidth(width)
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		if code := cli.Run(ctx, ios, append([]string{"replicate", "--dry-run", "-c", e.config}, args...), nil); code != 0 {
+			t.Fatalf("exit %d, stderr %s", code, errOut)
+		}
+		return out.String()
+	}
+	clitest.GoldenWidths(t, "dry-run-tty", func(t *testing.T, width int) string { return runAt(t, true, width) }, ids...)
+	for _, f := range []string{"tsv", "csv", "json"} {
+		t.Run(f, func(t *testing.T) { clitest.Golden(t, "dry-run."+f, runAt(t, false, 80, "-o", f)) })
+	}
 	// Nothing was created.
 	topics, err := kadm.NewClient(e.Client(t, "eu-west")).ListTopics(context.Background())
 	if err != nil {
