@@ -26,6 +26,10 @@ type flowRunner struct {
 	// waits for it).
 	dataDone chan struct{}
 
+	// heartbeatWritten: with once, the flow's one heartbeat was written
+	// before the flows planned (prepareHeartbeats); the leader writes none.
+	heartbeatWritten bool
+
 	leading          atomic.Bool
 	leaderChanges    atomic.Int64
 	rebalances       atomic.Int64

@@ -90,3 +90,56 @@ func runHeartbeats(ctx context.Context, cfg FlowConfig, clients Clients, logger 
 func heartbeatTimeout(interval time.Duration) time.Duration {
 	return min(max(10*interval, 10*time.Second), time.Minute)
 }
+
+// prepareHeartbeats runs before any flow plans its topics. For every pair of
+// the run that emits heartbeats into a cluster that an enabled flow of the
+// run copies from (the reverse pair of a two-way setup: eu-west->us-east
+// beats into us-east, which us-east->eu-west copies), it makes the
+// heartbeats topic exist there and, with once, writes that pair's one
+// heartbeat. A flow plans at start and then only every
+// refresh.topics.interval.seconds, so a heartbeats topic created after its
+// plan would not be copied for that long (a --once run never copies it, and
+// the next `lag --max-latency` breaches on it). It returns the pairs whose
+// once heartbeat it wrote (by flow name), so their leaders do not write
+// another one after the copy took its end offsets.
+func prepareHeartbeats(ctx context.Context, flows []FlowConfig, clients Clients, now func() time.Time, once bool) (map[string]bool, error) {
+	copied := map[string]bool{}
+	for _, f := range flows {
+		if f.Enabled {
+			copied[f.Source] = true
+		}
+	}
+	written := map[string]bool{}
+	for _, h := range flows {
+		if !h.EmitHeartbeats || !copied[h.Target] {
+			continue
+		}
+		adm, err := clients.Admin(h.Target)
+		if err != nil {
+			return nil, err
+		}
+		if err := ensureInternalTopic(ctx, adm, h.Policy.HeartbeatsTopic(), h.HeartbeatsReplicationFactor); err != nil {
+			return nil, fmt.Errorf("heartbeats %s: %w", h.Name(), err)
+		}
+		if !once {
+			continue
+		}
+		r, err := heartbeatRecord(h, now())
+		if err != nil {
+			return nil, err
+		}
+		cl, err := clients.Client(h.Target, RoleProducer, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+		if err != nil {
+			return nil, err
+		}
+		hctx, cancel := context.WithTimeout(ctx, heartbeatTimeout(h.HeartbeatsInterval))
+		err = cl.ProduceSync(hctx, r).FirstErr()
+		cancel()
+		cl.Close()
+		if err != nil {
+			return nil, fmt.Errorf("heartbeats %s: %w", h.Name(), err)
+		}
+		written[h.Name()] = true
+	}
+	return written, nil
+}

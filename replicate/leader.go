@@ -202,7 +202,7 @@ func (fr *flowRunner) lead(ctx context.Context) error {
 		defer rev.close()
 		steps = append(steps, rev.start)
 	}
-	if cfg.EmitHeartbeats && fr.once {
+	if cfg.EmitHeartbeats && fr.once && !fr.heartbeatWritten {
 		steps = append(steps, func(ctx context.Context) error {
 			return runHeartbeats(ctx, cfg, fr.clients, fr.log, fr.now, true)
 		})

@@ -92,6 +92,10 @@ func (m *Mirror) Run(ctx context.Context) error {
 	if err := CheckIdentities(ctx, m.opts.Clients, m.opts.Flows); err != nil {
 		return err
 	}
+	beaten, err := prepareHeartbeats(ctx, m.opts.Flows, m.opts.Clients, m.opts.Now, m.opts.Once)
+	if err != nil {
+		return err
+	}
 	observing := func() bool {
 		_, nop := m.opts.Observer.(nopObserver)
 		return !nop
@@ -101,6 +105,7 @@ func (m *Mirror) Run(ctx context.Context) error {
 			continue
 		}
 		r := newFlowRunner(f, m.opts, m.log, observing)
+		r.heartbeatWritten = beaten[f.Name()]
 		m.mu.Lock()
 		m.runners = append(m.runners, r)
 		m.mu.Unlock()

@@ -303,6 +303,13 @@ func ensureInternalTopic(ctx context.Context, adm *kadm.Client, topic string, rf
 		errors.Is(err, kerr.TopicAuthorizationFailed), errors.Is(err, kerr.ClusterAuthorizationFailed):
 		return nil
 	}
+	if errors.Is(err, kerr.InvalidTopicException) {
+		// Kafka refuses a name that differs from an existing topic's only
+		// in '.' against '_' (Topic.hasCollision): typically the internal
+		// topics of an earlier run with another replication.policy.separator.
+		return fmt.Errorf("create internal topic %s: %w (a topic whose name differs from it only in '.' and '_' may exist: "+
+			"check replication.policy.separator against the internal topics already on the cluster)", topic, err)
+	}
 	return fmt.Errorf("create internal topic %s: %w", topic, err)
 }
 

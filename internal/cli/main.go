@@ -89,7 +89,10 @@ func exitCode(ctx context.Context, err error) int {
 	switch {
 	case err == nil:
 		return cmdutil.ExitOK
-	case ctx.Err() != nil, errors.Is(err, context.Canceled):
+	case ctx.Err() != nil:
+		// Only a signal (the root context) is an interruption: a
+		// cancellation without one is a step stopped by a sibling's
+		// failure, and hides a cause; it is an error (exit 1), printed.
 		return cmdutil.ExitInterrupted
 	case errors.As(err, &flagErr), errors.As(err, &cfgErr):
 		return cmdutil.ExitUsage

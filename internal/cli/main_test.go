@@ -52,7 +52,7 @@ func TestExitCode(t *testing.T) {
 		{"check failed", context.Background(), cmdutil.CheckFailedf("lag 10 > 5"), 3},
 		{"silent check failed", context.Background(), cmdutil.ErrCheckFailed, 3},
 		{"wrapped check failed", context.Background(), fmt.Errorf("verify: %w", cmdutil.ErrCheckFailed), 3},
-		{"context canceled", context.Background(), fmt.Errorf("fetch: %w", context.Canceled), 130},
+		{"context canceled without a signal", context.Background(), fmt.Errorf("fetch: %w", context.Canceled), 1},
 		{"any error after signal", cancelled, errors.New("broker down"), 130},
 		{"nil after signal", cancelled, nil, 0},
 	}
