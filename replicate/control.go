@@ -122,7 +122,7 @@ func (w *worker) writeProgress(ctx context.Context, tasks []*task) error {
 			continue // no resume point yet
 		}
 		t.mu.Lock()
-		if t.acked > t.written {
+		if t.acked > t.written && t.tx == nil { // exactly-once tasks commit their progress
 			r := encodeProgress(t.src, t.acked, now)
 			r.Topic = w.progress.topic
 			recs = append(recs, r)

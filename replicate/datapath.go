@@ -70,6 +70,10 @@ func (w *worker) dispatch(ctx context.Context, fetches kgo.Fetches) {
 			t.obs.Fetched(p.HighWatermark)
 			now = time.Now()
 		}
+		if t.tx != nil {
+			t.tx.enqueue(p.Records) // exactly-once: the task's transaction loop copies them (eos.go)
+			return
+		}
 		for _, r := range p.Records {
 			if t.halted.Load() {
 				return

@@ -52,6 +52,13 @@
 // the last progress it wrote: at most ProgressInterval of acknowledged
 // copies, plus what was in flight, is copied again (at-least-once).
 //
+// With [FlowConfig].ExactlyOnce each task copies through a transactional
+// producer of its own (transactional id GroupID-<topic>-<partition>): its
+// copies and the progress covering them commit in one target transaction
+// every TransactionInterval, and the next owner of the partition fences the
+// previous one before it reads the progress (eos.go). The source is read
+// read_committed unless [FlowConfig].ReadUncommitted (committed.go).
+//
 // Copies and control records go through separate producers: the data
 // producer carries only copies; the control producer carries progress and
 // the leader's checkpoints (and the offset syncs when their topic is on the

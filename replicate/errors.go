@@ -29,3 +29,14 @@ func (e *RecordError) Error() string {
 // Unwrap returns the producer's error (often a kerr.Error such as
 // kerr.MessageTooLarge or kerr.InvalidTimestamp).
 func (e *RecordError) Unwrap() error { return e.Err }
+
+// SettingError is a setting the engine cannot honour, found when a flow
+// starts (e.g. exactly-once on a target without transactions): the cluster
+// and the key at fault. mirrorctl exits 2 on it, as on a config file error.
+type SettingError struct {
+	Cluster string // the cluster alias the setting is about
+	Key     string // the key as written in mm2.properties, e.g. "eu-west.exactly.once.source.support"
+	Msg     string // never a property value
+}
+
+func (e *SettingError) Error() string { return "cluster " + e.Cluster + ": " + e.Key + ": " + e.Msg }

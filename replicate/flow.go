@@ -144,6 +144,20 @@ type FlowConfig struct {
 	// syncs already step over. Readers of the target and of internal topics
 	// read committed data whatever this says.
 	ReadUncommitted bool
+
+	// ExactlyOnce is MM2's <target>.exactly.once.source.support = enabled
+	// (KIP-618): every partition task copies through a transactional
+	// producer of its own, and the copies and the progress that covers them
+	// commit in one target transaction every TransactionInterval (eos.go).
+	// A read_committed consumer of the target then holds every source
+	// record exactly once, in order, whatever crashes. Needs a target with
+	// transactions (Kafka 0.11+, and the principal's WRITE and DESCRIBE on
+	// the TRANSACTIONAL_ID GroupID-*).
+	ExactlyOnce bool
+	// TransactionInterval is how often an exactly-once task commits
+	// (mirrorctl.transaction.interval.ms, default 200 ms): what a
+	// read_committed consumer of the target waits, at most, past the copy.
+	TransactionInterval time.Duration
 }
 
 // DefaultFlowConfig returns the settings MM2 4.0 uses for a flow when
@@ -187,6 +201,7 @@ func DefaultFlowConfig(source, target string) FlowConfig {
 		GroupID:                      DefaultGroupID(source, target),
 		TasksMax:                     1,
 		SessionTimeout:               10 * time.Second,
+		TransactionInterval:          200 * time.Millisecond,
 	}
 }
 
@@ -235,6 +250,7 @@ func (f FlowConfig) Validate() error {
 		{"emit.heartbeats.interval.seconds", f.HeartbeatsInterval, f.EmitHeartbeats},
 		{"offset.flush.interval.ms", f.OffsetFlushInterval, f.EmitOffsetSyncs},
 		{"progress interval", f.ProgressInterval, f.Enabled},
+		{"mirrorctl.transaction.interval.ms", f.TransactionInterval, f.Enabled && f.ExactlyOnce},
 		{"emit.checkpoints.interval.seconds", f.CheckpointsInterval, f.Enabled && f.EmitCheckpoints},
 		{"sync.group.offsets.interval.seconds", f.SyncGroupOffsetsInterval, f.Enabled && f.SyncGroupOffsets},
 	} {
@@ -244,6 +260,11 @@ func (f FlowConfig) Validate() error {
 	}
 	if f.Enabled && f.EmitCheckpoints && !f.EmitOffsetSyncs {
 		errs = append(errs, fmt.Errorf("flow %s: emit.checkpoints.enabled needs emit.offset-syncs.enabled: checkpoints are translated through offset syncs", f.Name()))
+	}
+	if f.Enabled && f.ExactlyOnce && f.ReadUncommitted {
+		errs = append(errs, &SettingError{Cluster: f.Source, Key: f.Source + ".consumer.isolation.level",
+			Msg: "read_uncommitted copies records of transactions the source may abort; exactly-once (" + f.Target +
+				".exactly.once.source.support = enabled) needs the source read read_committed"})
 	}
 	if f.Enabled && f.SyncGroupOffsets && !f.EmitCheckpoints {
 		errs = append(errs, fmt.Errorf("flow %s: sync.group.offsets.enabled needs emit.checkpoints.enabled", f.Name()))

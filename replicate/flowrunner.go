@@ -97,6 +97,7 @@ func (fr *flowRunner) status() FlowStatus {
 		Flow: fr.cfg.Name(), Group: fr.cfg.GroupID, LeaderGroup: fr.cfg.GroupID + "-leader", Member: fr.self,
 		Membership: fr.membership, Leader: fr.leading.Load(), TasksMax: fr.cfg.TasksMax,
 		Rebalances: fr.rebalances.Load(), LeaderChanges: fr.leaderChanges.Load(),
+		Delivery: fr.cfg.Delivery(), SourceIsolation: fr.cfg.SourceIsolation(),
 	}
 	member := fr.member
 	fr.mu.Unlock()
@@ -109,6 +110,7 @@ func (fr *flowRunner) status() FlowStatus {
 	if w := fr.worker; w != nil {
 		st.Tasks = len(w.allTasks())
 		st.Assigned, st.Revoked, st.Lost = w.assigned.Load(), w.revoked.Load(), w.lost.Load()
+		st.TransactionsCommitted, st.TransactionsAborted = w.txCommitted.Load(), w.txAborted.Load()
 	}
 	return st
 }
@@ -307,6 +309,9 @@ func (fr *flowRunner) setUp(ctx context.Context) (topics []string, _ func(), err
 			plan, err = PlanFlow(ctx, cfg, w.src, w.tgt)
 			return err
 		},
+	}
+	if cfg.ExactlyOnce {
+		steps = append(steps, func(ctx context.Context) error { return checkTransactions(ctx, cfg, w.tgt) })
 	}
 	if cfg.EmitOffsetSyncs {
 		adm := w.src

@@ -246,6 +246,41 @@ type FlowStatus struct {
 	Assigned      int64 `json:"partitions_assigned"`
 	Revoked       int64 `json:"partitions_revoked"`
 	Lost          int64 `json:"partitions_lost"`
+	// Delivery is DeliveryExactlyOnce or DeliveryAtLeastOnce
+	// ([FlowConfig].ExactlyOnce); SourceIsolation the data path's
+	// isolation level on the source, "read_committed" or
+	// "read_uncommitted".
+	Delivery        string `json:"delivery"`
+	SourceIsolation string `json:"source_isolation"`
+	// TransactionsCommitted and TransactionsAborted count, in exactly-once
+	// mode, the target transactions this process's tasks ended (aborted
+	// includes fenced ones).
+	TransactionsCommitted int64 `json:"transactions_committed"`
+	TransactionsAborted   int64 `json:"transactions_aborted"`
+}
+
+// Delivery guarantees ([FlowStatus].Delivery).
+const (
+	DeliveryExactlyOnce = "exactly-once"
+	DeliveryAtLeastOnce = "at-least-once"
+)
+
+// Delivery returns the flow's delivery guarantee: DeliveryExactlyOnce or
+// DeliveryAtLeastOnce.
+func (f FlowConfig) Delivery() string {
+	if f.ExactlyOnce {
+		return DeliveryExactlyOnce
+	}
+	return DeliveryAtLeastOnce
+}
+
+// SourceIsolation returns the data path's isolation level on the source:
+// "read_committed" (default) or "read_uncommitted".
+func (f FlowConfig) SourceIsolation() string {
+	if f.ReadUncommitted {
+		return "read_uncommitted"
+	}
+	return "read_committed"
 }
 
 // Status returns every flow's [FlowStatus], sorted by flow.

@@ -77,6 +77,8 @@ type task struct {
 	firstErr    error           // the error that halted the partition
 	refused     []refusedRecord // refused copies, in order, awaiting retryRefused
 	retrying    bool
+	tx          *txTask // exactly-once mode: the task's transactional producer (eos.go)
+	txs         txState // exactly-once mode: what the open transaction's copies gathered
 }
 
 type taskKey struct{}

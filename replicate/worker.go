@@ -59,6 +59,8 @@ type worker struct {
 
 	assigned, revoked, lost atomic.Int64 // partitions, counted over the run
 
+	txCommitted, txAborted atomic.Int64 // exactly-once transactions, over the run
+
 	// fatal stops the flow with err (set by the flowRunner).
 	fatal func(err error)
 }
@@ -183,10 +185,18 @@ const startGiveUp = 30 * time.Second
 // permanent reports errors that retrying does not heal.
 func permanent(err error) bool {
 	return errors.Is(err, kerr.TopicAuthorizationFailed) || errors.Is(err, kerr.GroupAuthorizationFailed) ||
+		errors.Is(err, kerr.TransactionalIDAuthorizationFailed) || errors.As(err, new(*SettingError)) ||
 		errors.Is(err, kerr.ClusterAuthorizationFailed) || errors.Is(err, kerr.UnknownTopicOrPartition) && strings.Contains(err.Error(), "progress topic")
 }
 
 func (w *worker) startBatch(ctx context.Context, batch []*task) error {
+	// Exactly-once: fence the previous owners first, so the progress read
+	// next is final (eos.go).
+	if w.cfg.ExactlyOnce {
+		if err := w.initTransactions(ctx, batch); err != nil {
+			return err
+		}
+	}
 	if err := w.progress.catchUp(ctx); err != nil {
 		return fmt.Errorf("read progress: %w", err)
 	}
@@ -253,6 +263,9 @@ func (w *worker) startBatch(ctx context.Context, batch []*task) error {
 			add[t.src.topic] = map[int32]kgo.Offset{}
 		}
 		add[t.src.topic][t.src.partition] = kgo.NewOffset().At(start).WithEpoch(-1)
+		if t.tx != nil {
+			t.tx.start(start)
+		}
 		t.state.Store(TaskRunning)
 		close(t.started)
 		w.log.Info("partition task started", "topic", t.src.topic, "partition", t.src.partition, "resume", start, "from", from)
@@ -292,6 +305,7 @@ func (w *worker) release(ctx context.Context, parts map[string][]int32, writePro
 	w.consumer.RemoveConsumePartitions(parts)
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.stopWait)
 	defer cancel()
+	w.stopTransactions(sctx, gone, writeProgress)
 	for _, t := range gone {
 		select {
 		case <-t.started:

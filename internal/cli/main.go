@@ -21,6 +21,7 @@ import (
 	"github.com/mirrorctl/mirrorctl/internal/iostreams"
 	"github.com/mirrorctl/mirrorctl/internal/kafka"
 	"github.com/mirrorctl/mirrorctl/internal/output"
+	"github.com/mirrorctl/mirrorctl/replicate"
 )
 
 // Main runs mirrorctl with os.Args and the process's streams and returns the
@@ -85,6 +86,7 @@ func exitCode(ctx context.Context, err error) int {
 		flagErr  *cmdutil.FlagError
 		cfgErr   *config.Error
 		checkErr *cmdutil.CheckFailedError
+		setErr   *replicate.SettingError
 	)
 	switch {
 	case err == nil:
@@ -94,7 +96,7 @@ func exitCode(ctx context.Context, err error) int {
 		// cancellation without one is a step stopped by a sibling's
 		// failure, and hides a cause; it is an error (exit 1), printed.
 		return cmdutil.ExitInterrupted
-	case errors.As(err, &flagErr), errors.As(err, &cfgErr):
+	case errors.As(err, &flagErr), errors.As(err, &cfgErr), errors.As(err, &setErr):
 		return cmdutil.ExitUsage
 	case errors.As(err, &checkErr):
 		return cmdutil.ExitCheckFailed

@@ -43,8 +43,6 @@ var notActedOnKeys = map[string]notActedOn{
 	"use.incremental.alter.configs": {actsOn: func(v string) bool { return v != "never" }, instead: "mirrorctl always " +
 		"syncs topic configs with IncrementalAlterConfigs (KIP-894) and never falls back to AlterConfigs, " +
 		"as MM2 4.0 does (the key was removed in Kafka 4.0)"},
-	"exactly.once.source.support": {actsOn: is("disabled"), instead: "mirrorctl copies at least once: records in " +
-		"flight when a process stops or crashes may reach the target twice"},
 	"dedicated.mode.enable.internal.rest": {actsOn: is("false"), instead: "mirrorctl processes expose no internal " +
 		"REST API to each other"},
 }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -33,8 +34,6 @@ func TestNotActedOn(t *testing.T) {
 		{"metric.reporters = org.apache.kafka.common.metrics.JmxReporter", "metric.reporters", "--metrics-addr"},
 		{"add.source.alias.to.metrics = false", "add.source.alias.to.metrics", "always carry the source label"},
 		{"use.incremental.alter.configs = never", "use.incremental.alter.configs", "IncrementalAlterConfigs"},
-		{"exactly.once.source.support = enabled", "exactly.once.source.support", "at least once"},
-		{"b.exactly.once.source.support = preparing", "b.exactly.once.source.support", "at least once"},
 		{"dedicated.mode.enable.internal.rest = true", "dedicated.mode.enable.internal.rest", "no internal REST API"},
 		// Custom classes (checkClass).
 		{"topic.filter.class = com.example.TopicFilter", "topic.filter.class", "mirrorctl behaves as org.apache.kafka.connect.mirror.DefaultTopicFilter"},
@@ -95,6 +94,8 @@ func TestNotActedOn(t *testing.T) {
 		{"use.incremental.alter.configs = required", "", ""},
 		{"add.source.alias.to.metrics = true", "", ""},
 		{"exactly.once.source.support = disabled", "", ""},
+		{"b.exactly.once.source.support = enabled", "", ""},
+		{"a->b.mirrorctl.transaction.interval.ms = 500", "", ""},
 		{"dedicated.mode.enable.internal.rest = false", "", ""},
 		{"key.converter = org.apache.kafka.connect.converters.ByteArrayConverter", "", ""},
 		{"b.value.converter = org.apache.kafka.connect.converters.ByteArrayConverter", "", ""},
@@ -147,6 +148,29 @@ var actedOnKeys = []string{
 	"tasks.max", KeyGroupID, KeyProgressInterval,
 	// Reverse checkpoints (replicate/reverse.go).
 	KeyReverseCheckpoints,
+	// Exactly-once mode and its commit interval.
+	KeyExactlyOnce, KeyTransactionInterval,
+}
+
+// TestExactlyOnceErrors: what mirrorctl cannot honour is a config error
+// naming the key and line: MM2's "preparing" step, and a transactional.id
+// for a cluster's producers (mirrorctl sets its own).
+func TestExactlyOnceErrors(t *testing.T) {
+	for _, tt := range []struct{ line, key, want string }{
+		{"b.exactly.once.source.support = preparing", "b.exactly.once.source.support", "rolling upgrade"},
+		{"exactly.once.source.support = PREPARING", "exactly.once.source.support", "rolling upgrade"},
+		{"b.producer.transactional.id = mine", "b.producer.transactional.id", "sets the transactional ids"},
+		{"producer.transactional.id = mine", "producer.transactional.id", "sets the transactional ids"},
+	} {
+		_, err := Parse("m.properties", strings.NewReader(actedOnBase+tt.line+"\n"), WithEnv(noEnv))
+		var ce *Error
+		if !errors.As(err, &ce) || ce.Line != 5 || ce.Key != tt.key || !strings.Contains(ce.Msg, tt.want) {
+			t.Errorf("%s: error %v, want m.properties:5: %s: ...%s...", tt.line, err, tt.key, tt.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "mine") {
+			t.Errorf("%s: the error shows the value: %v", tt.line, err)
+		}
+	}
 }
 
 // TestEveryKnownKeyClassified fails when a key is added to knownKeys without

@@ -113,10 +113,23 @@ var knownKeys = map[string]keyInfo{
 	// checkpoints the target's groups on the remote topics back to the
 	// source, for failback with the target down.
 	KeyReverseCheckpoints: {kind: kBool, def: "false"},
+	// How often an exactly-once partition task commits the records it
+	// copied with the progress that covers them: what a read_committed
+	// consumer of the target waits, at most, past the copy.
+	KeyTransactionInterval: {kind: kInt, def: "200", min: 10, hasMin: true},
 }
 
 // KeyProgressInterval is mirrorctl's progress write interval, in ms.
 const KeyProgressInterval = "mirrorctl.progress.interval.ms"
+
+// KeyExactlyOnce is MM2's exactly-once switch (KIP-618), a Connect worker
+// key: B.exactly.once.source.support = enabled makes every flow into B
+// exactly-once.
+const KeyExactlyOnce = "exactly.once.source.support"
+
+// KeyTransactionInterval is how often, in ms, an exactly-once partition task
+// commits its transaction (mirrorctl's key).
+const KeyTransactionInterval = "mirrorctl.transaction.interval.ms"
 
 // KeyGroupID names the consumer group of a flow (mirrorctl's key, not MM2's).
 const KeyGroupID = "mirrorctl.group.id"

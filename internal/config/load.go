@@ -295,8 +295,8 @@ func (l *loader) checkTop(k string, e *entry) {
 		l.checkWorkerKey(k, e)
 		return
 	}
-	if _, rest, ok := roleOf(k); ok {
-		l.checkSecurityKey(rest, e)
+	if r, rest, ok := roleOf(k); ok {
+		l.checkRoleKey(r, rest, e)
 		return
 	}
 	if instead, ok := connectorKeyInstead(k); ok {
@@ -368,8 +368,8 @@ func (l *loader) checkCluster(a, k string, e *entry) {
 		}
 		return
 	}
-	if _, rest, ok := roleOf(k); ok {
-		l.checkSecurityKey(rest, e)
+	if r, rest, ok := roleOf(k); ok {
+		l.checkRoleKey(r, rest, e)
 		return
 	}
 	if ki, ok := knownKeys[k]; ok && ki.scope == scopeConnector {
@@ -480,9 +480,26 @@ func (l *loader) checkValue(k string, ki keyInfo, e *entry) {
 			l.errorf(e.line, e.key, "must not be empty")
 		}
 	}
+	if len(l.errs) == nerrs && k == KeyExactlyOnce && strings.EqualFold(v, "preparing") {
+		l.errorf(e.line, e.key, "\"preparing\" is the first step of a Connect cluster's rolling upgrade to exactly-once "+
+			"(KIP-618); mirrorctl has no Connect workers to prepare. Set enabled (copies and progress commit in one "+
+			"transaction on the target) or disabled (at least once)")
+	}
 	if len(l.errs) == nerrs {
 		l.checkActedOn(k, e, v)
 	}
+}
+
+// checkRoleKey checks a client role key (producer.transactional.id, ...;
+// rest without the role prefix) written as e.key.
+func (l *loader) checkRoleKey(r Role, rest string, e *entry) {
+	if r == RoleProducer && rest == "transactional.id" {
+		l.errorf(e.line, e.key, "mirrorctl sets the transactional ids of its producers itself (one per partition "+
+			"with %s = enabled, none otherwise); a transactional.id shared by every producer of the cluster "+
+			"cannot work: remove it", KeyExactlyOnce)
+		return
+	}
+	l.checkSecurityKey(rest, e)
 }
 
 func (l *loader) checkClass(k string, ki keyInfo, e *entry, v string) {

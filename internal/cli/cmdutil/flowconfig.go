@@ -52,6 +52,8 @@ func FlowConfig(cfg *config.Config, f *config.Flow) replicate.FlowConfig {
 	fc.GroupID = f.String(config.KeyGroupID)
 	fc.TasksMax = int(f.Int("tasks.max"))
 	fc.ProgressInterval = time.Duration(f.Int(config.KeyProgressInterval)) * time.Millisecond
+	fc.ExactlyOnce = strings.EqualFold(f.String(config.KeyExactlyOnce), "enabled")
+	fc.TransactionInterval = time.Duration(f.Int(config.KeyTransactionInterval)) * time.Millisecond
 	if cl, ok := cfg.Cluster(f.Source); ok {
 		if ms, err := strconv.Atoi(cl.ClientProps(config.RoleConsumer)["session.timeout.ms"]); err == nil && ms > 0 {
 			fc.SessionTimeout = time.Duration(ms) * time.Millisecond

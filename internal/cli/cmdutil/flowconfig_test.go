@@ -66,6 +66,8 @@ func TestFlowConfigActsOnKeys(t *testing.T) {
 		"heartbeats.replication.enabled = false",
 		"b.offset.flush.interval.ms = 5000",
 		"a.consumer.isolation.level = read_uncommitted",
+		"b.exactly.once.source.support = enabled",
+		"a->b.mirrorctl.transaction.interval.ms = 500",
 		"consumer.isolation.level = READ_UNCOMMITTED",
 	}
 	for _, line := range actedOn {
@@ -81,7 +83,6 @@ func TestFlowConfigActsOnKeys(t *testing.T) {
 		"metric.reporters = x.Y",
 		"add.source.alias.to.metrics = false",
 		"use.incremental.alter.configs = never",
-		"b.exactly.once.source.support = enabled",
 		"dedicated.mode.enable.internal.rest = true",
 		"topic.filter.class = com.example.F",
 		"group.filter.class = com.example.F",
