@@ -54,6 +54,13 @@ type Flow struct {
 	// TargetClient are the target cluster's client properties for the
 	// producer role, sorted by key.
 	TargetClient []Setting `json:"target_client"`
+	// Delivery is what `replicate` guarantees for the flow:
+	// "exactly-once" (<target>.exactly.once.source.support = enabled) or
+	// "at-least-once"; SourceIsolation how it reads the source,
+	// "read_committed" (default) or "read_uncommitted"
+	// (<source>.consumer.isolation.level).
+	Delivery        string `json:"delivery"`
+	SourceIsolation string `json:"source_isolation"`
 }
 
 // Setting is one effective key. Value is masked ("**redacted**") for
@@ -76,7 +83,10 @@ func NewCmdShow(f *cmdutil.Factory, runF func(*ShowOptions) error) *cobra.Comman
 		Long: "Show, for each enabled flow (or the one named by --flow), every effective\n" +
 			"setting with its origin (default, top-level, cluster or flow) and the\n" +
 			"file:line it was set on, followed by the client properties of the source\n" +
-			"cluster (consumer role) and of the target cluster (producer role).\n\n" +
+			"cluster (consumer role) and of the target cluster (producer role). Two\n" +
+			"engine rows come first: the delivery guarantee (exactly-once or\n" +
+			"at-least-once) and how the source is read (read_committed or\n" +
+			"read_uncommitted).\n\n" +
 			"Secret values (passwords, JAAS configs, keys) are always shown as\n" +
 			"**redacted**; values from config providers are shown as their ${...}\n" +
 			"reference. Nothing is sent to any cluster.",
@@ -139,6 +149,8 @@ func runShow(_ context.Context, opts *ShowOptions) error {
 			SourceClient: []Setting{},
 			TargetClient: []Setting{},
 		}
+		fc := cmdutil.FlowConfig(cfg, fl)
+		r.Delivery, r.SourceIsolation = fc.Delivery(), fc.SourceIsolation()
 		if cl, ok := cfg.Cluster(fl.Source); ok {
 			r.SourceClient = convert(cl.ClientSettings(config.RoleConsumer))
 		}
@@ -190,6 +202,8 @@ func table(res Result) *output.Table {
 		}
 	}
 	for _, fl := range res.Flows {
+		t.AddRow(fl.Name, "engine", "delivery", fl.Delivery, "derived", "")
+		t.AddRow(fl.Name, "engine", "source isolation", fl.SourceIsolation, "derived", "")
 		add(fl.Name, "flow", fl.Settings)
 		add(fl.Name, fmt.Sprintf("%s consumer", fl.Source), fl.SourceClient)
 		add(fl.Name, fmt.Sprintf("%s producer", fl.Target), fl.TargetClient)
