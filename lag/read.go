@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mirrorctl/mirrorctl/replicate"
+	"github.com/mirrorctl/mirrorctl/replicate/filter"
 	"github.com/mirrorctl/mirrorctl/replicate/mm2"
 	"github.com/mirrorctl/mirrorctl/replicate/progress"
 	"github.com/mirrorctl/mirrorctl/replicate/syncstore"
@@ -50,6 +51,14 @@ type FlowLag struct {
 	Members        []replicate.Member `json:"members"`
 	Leader         *replicate.Member  `json:"leader"`
 	OwnershipError string             `json:"ownership_error,omitempty"`
+	// SourceError says why the source cluster did not answer; "" when it
+	// did. The figures only the source knows are then unknown: partitions
+	// come from the progress topic (and the offset syncs, when they are on
+	// the target) with SourceEndOffset and RecordsBehind -1, TimeBehindMs
+	// null and SourceUnknown set; groups have CommittedOffset -1; members
+	// are unknown. Heartbeat and checkpoint ages come from the target as
+	// always, and [Evaluate] breaches every threshold that needs the source.
+	SourceError string `json:"source_error,omitempty"`
 }
 
 // PartitionLag is the replication lag of one source partition.
@@ -64,7 +73,9 @@ type PartitionLag struct {
 	ReplicatedOffset int64 `json:"replicated_offset"`
 	// RecordsBehind is the source offsets not yet on the target that the
 	// source still holds: SourceEndOffset - max(ReplicatedOffset+1, log
-	// start). Transaction markers count, as in consumer lag.
+	// start), not counting the transaction markers (and aborted records)
+	// before the first record still to copy, so a partition whose only
+	// uncopied offsets are markers (a trailing commit marker) is 0 behind.
 	RecordsBehind int64 `json:"records_behind"`
 	// TimeBehindMs is now minus the timestamp of the oldest source record
 	// not yet on the target, in ms; 0 when caught up, null when it could
@@ -78,6 +89,9 @@ type PartitionLag struct {
 	// Owner is the replicate process that copies the partition
 	// ("client-id@host"), "" when no process holds it.
 	Owner string `json:"owner,omitempty"`
+	// SourceUnknown: the source did not answer (FlowLag.SourceError);
+	// SourceEndOffset and RecordsBehind are -1 and TimeBehindMs null.
+	SourceUnknown bool `json:"source_unknown,omitempty"`
 
 	next int64 // first source offset not on the target
 }
@@ -173,6 +187,10 @@ func (c *collector) collect(ctx context.Context) (FlowLag, error) {
 	tgt, err := c.clients.Admin(fc.Target)
 	if err != nil {
 		return fl, err
+	}
+	if err := c.probe(ctx, src); err != nil {
+		fl.SourceError = err.Error()
+		return fl, c.collectSourceDown(ctx, &fl, tgt)
 	}
 	plan, err := replicate.PlanFlow(ctx, fc, src, tgt)
 	if err != nil {
@@ -276,9 +294,12 @@ func (c *collector) partitions(ctx context.Context, fl *FlowLag, plan *replicate
 }
 
 // timeBehind reads, for each partition behind, the first source record at
-// or after its next offset, and sets TimeBehindMs to now minus its
-// timestamp. Partitions whose record cannot be read within fetchTimeout
-// (e.g. only transaction markers remain) keep a null TimeBehindMs.
+// or after its next offset (read_committed, markers kept), and sets
+// TimeBehindMs to now minus its timestamp. Markers and aborted records
+// before that record are not behind: RecordsBehind counts from it, and a
+// partition whose offsets up to the end are only markers is caught up.
+// Partitions whose record cannot be read within fetchTimeout (an open
+// transaction) keep a null TimeBehindMs.
 func (c *collector) timeBehind(ctx context.Context, parts []PartitionLag) error {
 	want := map[string]map[int32]kgo.Offset{}
 	idx := map[tpKey]int{}
@@ -296,7 +317,7 @@ func (c *collector) timeBehind(ctx context.Context, parts []PartitionLag) error 
 		return nil
 	}
 	cl, err := c.clients.Client(c.fc.Source, replicate.RoleConsumer, kgo.ConsumePartitions(want),
-		kgo.FetchMaxPartitionBytes(64<<10), kgo.FetchMaxBytes(1<<20), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+		kgo.FetchMaxPartitionBytes(64<<10), kgo.FetchMaxBytes(1<<20), kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords())
 	if err != nil {
 		return err
 	}
@@ -317,8 +338,20 @@ func (c *collector) timeBehind(ctx context.Context, parts []PartitionLag) error 
 			if !ok {
 				return
 			}
-			ms := max(0, c.now.Sub(r.Timestamp).Milliseconds())
-			parts[i].TimeBehindMs = &ms
+			p := &parts[i]
+			if r.Attrs.IsControl() {
+				if r.Offset+1 < p.SourceEndOffset {
+					return // a marker: the next record decides
+				}
+				p.RecordsBehind = 0 // only markers were left
+			} else {
+				p.RecordsBehind = max(0, p.SourceEndOffset-r.Offset)
+			}
+			ms := int64(0)
+			if !r.Attrs.IsControl() {
+				ms = max(0, c.now.Sub(r.Timestamp).Milliseconds())
+			}
+			p.TimeBehindMs = &ms
 			delete(idx, k)
 			cl.PauseFetchPartitions(map[string][]int32{r.Topic: {r.Partition}})
 		})
@@ -474,9 +507,12 @@ func (c *collector) groupLag(ctx context.Context, src *kadm.Client, syncs *syncs
 		}
 		cks := byGroup[g]
 		if len(cks) > 0 {
-			committed, err := src.FetchOffsets(ctx, g)
-			if err != nil {
-				return nil, fmt.Errorf("flow %s: fetch offsets of group %s on %s: %w", c.fc.Name(), g, c.fc.Source, err)
+			var committed kadm.OffsetResponses
+			if src != nil { // nil: the source does not answer, commits unknown
+				var err error
+				if committed, err = src.FetchOffsets(ctx, g); err != nil {
+					return nil, fmt.Errorf("flow %s: fetch offsets of group %s on %s: %w", c.fc.Name(), g, c.fc.Source, err)
+				}
 			}
 			sort.Slice(cks, func(i, j int) bool {
 				if cks[i].Topic != cks[j].Topic {
@@ -509,4 +545,104 @@ func (c *collector) groupLag(ctx context.Context, src *kadm.Client, syncs *syncs
 		out = append(out, gl)
 	}
 	return out, nil
+}
+
+// probeTimeout bounds the look at whether the source answers.
+const probeTimeout = 10 * time.Second
+
+// probe reports whether the source cluster answers a Metadata request
+// within probeTimeout (or the fetch timeout, if shorter); the error says
+// why not.
+func (c *collector) probe(ctx context.Context, src *kadm.Client) error {
+	pctx, cancel := context.WithTimeout(ctx, min(probeTimeout, c.fetchTimeout))
+	defer cancel()
+	if _, err := src.BrokerMetadata(pctx); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("source %s does not answer: %w", c.fc.Source, err)
+	}
+	return nil
+}
+
+// collectSourceDown fills fl from what the target holds while the source
+// does not answer: the partitions the progress topic (or offset syncs kept
+// on the target) knows, with their source-side figures unknown, the
+// newest heartbeat, and each group's checkpoints without its commits.
+func (c *collector) collectSourceDown(ctx context.Context, fl *FlowLag, tgt *kadm.Client) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	fc := c.fc
+	fl.Members = []replicate.Member{}
+	fl.OwnershipError = "unknown: " + fl.SourceError
+	progress, err := c.readProgress(ctx)
+	if err != nil {
+		return err
+	}
+	syncs := syncstore.New(false)
+	if alias, _ := fc.OffsetSyncsTopic(); alias == fc.Target {
+		if syncs, err = c.readSyncs(ctx); err != nil {
+			return err
+		}
+	}
+	keys := map[tpKey]bool{}
+	for k := range progress {
+		keys[k] = true
+	}
+	for _, tp := range syncs.Partitions() {
+		keys[tpKey{tp.Topic, tp.Partition}] = true
+	}
+	var sorted []tpKey
+	for k := range keys {
+		if filter.DecideTopic(fc.Policy, fc.Topics, k.topic, fc.Target, fc.HeartbeatsReplication).Replicate {
+			sorted = append(sorted, k)
+		}
+	}
+	sort.Slice(sorted, func(i, j int) bool {
+		if sorted[i].topic != sorted[j].topic {
+			return sorted[i].topic < sorted[j].topic
+		}
+		return sorted[i].partition < sorted[j].partition
+	})
+	remoteToSource := map[string]string{}
+	var remotes []string
+	for _, k := range sorted {
+		r := fc.Policy.FormatRemoteTopic(fc.Source, k.topic)
+		if _, ok := remoteToSource[r]; !ok {
+			remotes = append(remotes, r)
+		}
+		remoteToSource[r] = k.topic
+	}
+	var tgtEnds kadm.ListedOffsets
+	if len(remotes) > 0 {
+		if tgtEnds, err = tgt.ListEndOffsets(ctx, remotes...); err != nil {
+			return fmt.Errorf("flow %s: list end offsets on %s: %w", fc.Name(), fc.Target, err)
+		}
+	}
+	for _, k := range sorted {
+		pl := PartitionLag{SourceTopic: k.topic, Topic: fc.Policy.FormatRemoteTopic(fc.Source, k.topic), Partition: k.partition,
+			SourceEndOffset: -1, ReplicatedOffset: -1, RecordsBehind: -1, From: FromNone, SourceUnknown: true}
+		if te, ok := tgtEnds.Lookup(pl.Topic, k.partition); ok && te.Err == nil {
+			pl.TargetEndOffset = te.Offset
+		}
+		if n, ok := progress[k]; ok {
+			pl.ReplicatedOffset, pl.From = n-1, FromProgress
+		} else if ss := syncs.Syncs(k.topic, k.partition); len(ss) > 0 {
+			sy := ss[0]
+			pl.ReplicatedOffset, pl.From = sy.UpstreamOffset+max(0, pl.TargetEndOffset-1-sy.DownstreamOffset), FromOffsetSyncs
+		}
+		fl.Partitions = append(fl.Partitions, pl)
+	}
+	if fl.HeartbeatAgeMs, err = c.heartbeatAge(ctx, tgt); err != nil {
+		return err
+	}
+	if fl.Groups, err = c.groupLag(ctx, nil, syncs, remoteToSource); err != nil {
+		return err
+	}
+	if !c.newestCheckpoint.IsZero() {
+		age := max(0, c.now.Sub(c.newestCheckpoint).Milliseconds())
+		fl.NewestCheckpointAgeMs = &age
+	}
+	return nil
 }

@@ -41,7 +41,9 @@ type Breach struct {
 	Subject string `json:"subject"`
 	// Value is what was measured: ms for latency and staleness, records
 	// for max-records; -1 when it is unknown (no heartbeat or checkpoint,
-	// unreadable oldest record), which counts as a breach.
+	// unreadable oldest record, a source that does not answer), which
+	// counts as a breach. Subject is "source <alias>" when the source does
+	// not answer and the target knows no partition of the flow.
 	Value int64 `json:"value"`
 	Limit int64 `json:"limit"` // the threshold, same unit
 }
@@ -55,7 +57,10 @@ func Evaluate(fc replicate.FlowConfig, fl *FlowLag, th Thresholds) []Breach {
 	for i := range fl.Partitions {
 		p := &fl.Partitions[i]
 		subject := p.Topic + "[" + strconv.Itoa(int(p.Partition)) + "]"
-		if th.MaxRecords >= 0 && p.RecordsBehind > th.MaxRecords {
+		if th.MaxRecords >= 0 && p.SourceUnknown {
+			p.Breach = true
+			out = append(out, Breach{name, CheckMaxRecords, subject, -1, th.MaxRecords})
+		} else if th.MaxRecords >= 0 && p.RecordsBehind > th.MaxRecords {
 			p.Breach = true
 			out = append(out, Breach{name, CheckMaxRecords, subject, p.RecordsBehind, th.MaxRecords})
 		}
@@ -69,6 +74,17 @@ func Evaluate(fc replicate.FlowConfig, fl *FlowLag, th Thresholds) []Breach {
 				p.Breach = true
 				out = append(out, Breach{name, CheckMaxLatency, subject, *p.TimeBehindMs, limit})
 			}
+		}
+	}
+	// A source that does not answer leaves the partition checks unknown
+	// even when no partition is known from the target: never "ok".
+	if fl.SourceError != "" && len(fl.Partitions) == 0 {
+		subject := "source " + fc.Source
+		if th.MaxRecords >= 0 {
+			out = append(out, Breach{name, CheckMaxRecords, subject, -1, th.MaxRecords})
+		}
+		if th.MaxLatency > 0 {
+			out = append(out, Breach{name, CheckMaxLatency, subject, -1, th.MaxLatency.Milliseconds()})
 		}
 	}
 	if th.StaleAfter > 0 {
@@ -101,8 +117,16 @@ func Evaluate(fc replicate.FlowConfig, fl *FlowLag, th Thresholds) []Breach {
 					commit = &p.CommittedOffset
 				}
 				at := time.UnixMilli(0)
+				// With the source down, freshness judges by the mirror's
+				// newest sign of life (heartbeat, else checkpoint).
+				var liveness time.Time
+				for _, age := range []*int64{fl.HeartbeatAgeMs, fl.NewestCheckpointAgeMs} {
+					if age != nil && liveness.IsZero() {
+						liveness = at.Add(-time.Duration(*age) * time.Millisecond)
+					}
+				}
 				v := freshness.Judge(freshness.Checkpoint{Upstream: p.UpstreamOffset, Written: at.Add(-time.Duration(p.CheckpointAgeMs) * time.Millisecond)},
-					freshness.Source{Up: true, Commit: commit, Alias: fc.Source}, time.Time{}, at, th.StaleAfter)
+					freshness.Source{Up: fl.SourceError == "", Commit: commit, Alias: fc.Source}, liveness, at, th.StaleAfter)
 				if !v.Current {
 					g.Breach = true
 					out = append(out, Breach{name, CheckStaleAfter, "group " + g.Group, p.CheckpointAgeMs, limit})

@@ -175,6 +175,7 @@ func Run(ctx context.Context, opts *Options) error {
 		if err != nil {
 			return err
 		}
+		warnSourceDown(opts, res)
 		if opts.Output() == output.FormatJSON {
 			if err := output.WriteJSON(opts.IO.Out, res); err != nil {
 				return err
@@ -213,6 +214,17 @@ func Run(ctx context.Context, opts *Options) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-t.C:
+		}
+	}
+}
+
+// warnSourceDown says, per flow whose source did not answer, which figures
+// are unknown and where the others come from.
+func warnSourceDown(opts *Options, res Result) {
+	for _, f := range res.Flows {
+		if f.SourceError != "" {
+			cmdutil.Warnf(opts.IO, "flow %s->%s: %s; its end offsets, records and time behind, group commits and members are unknown, "+
+				"heartbeat and checkpoint ages are read from %s", f.Source, f.Target, f.SourceError, f.Target)
 		}
 	}
 }
@@ -315,8 +327,12 @@ func renderTables(w io.Writer, opts *Options, res Result) error {
 	for _, f := range res.Flows {
 		name := f.Source + "->" + f.Target
 		for _, p := range f.Partitions {
-			pt.AddRow(name, p.Topic, strconv.Itoa(int(p.Partition)), output.Count(ios, p.SourceEndOffset), strconv.FormatInt(p.ReplicatedOffset, 10),
-				output.Count(ios, p.RecordsBehind), msCell(p.TimeBehindMs), output.Count(ios, p.TargetEndOffset), p.From, status(p.Breach), p.Owner)
+			end, behind := output.Count(ios, p.SourceEndOffset), output.Count(ios, p.RecordsBehind)
+			if p.SourceUnknown {
+				end, behind = "unknown", "unknown"
+			}
+			pt.AddRow(name, p.Topic, strconv.Itoa(int(p.Partition)), end, strconv.FormatInt(p.ReplicatedOffset, 10),
+				behind, msCell(p.TimeBehindMs), output.Count(ios, p.TargetEndOffset), p.From, status(p.Breach), p.Owner)
 		}
 		leader, members := "", strconv.Itoa(len(f.Members))
 		if f.Leader != nil {
