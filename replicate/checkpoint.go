@@ -65,6 +65,13 @@ type checkpointer struct {
 	mu     sync.Mutex
 	last   map[ckKey]mm2.Checkpoint // newest checkpoint per key (MM2's CheckpointStore)
 	groups map[string]*GroupStats
+
+	// What the offset-syncs follower has read (followSyncs), for
+	// awaitSyncs; followErr carries a --once follower's error.
+	readMu      sync.Mutex
+	syncsRead   int64
+	readChanged chan struct{}
+	followErr   chan error
 }
 
 func newCheckpointer(cfg FlowConfig, clients Clients, log *slog.Logger, now func() time.Time, src, tgt *kadm.Client, producer *kgo.Client) *checkpointer {
@@ -76,6 +83,8 @@ func newCheckpointer(cfg FlowConfig, clients Clients, log *slog.Logger, now func
 		syncs:  syncstore.New(false),
 		last:   make(map[ckKey]mm2.Checkpoint),
 		groups: make(map[string]*GroupStats),
+
+		readChanged: make(chan struct{}),
 	}
 }
 
@@ -104,16 +113,77 @@ func (c *checkpointer) start(ctx context.Context) error {
 	return nil
 }
 
-// readSyncs reads the flow's offset-syncs topic from the start to its
-// current end into the store and marks the store ready (--once).
-func (c *checkpointer) readSyncs(ctx context.Context) error {
+// followOnce starts following the flow's offset-syncs topic for --once, in
+// the background from the moment the flow is led, so the checkpoint pass at
+// the end of the copy only waits for the syncs written since (awaitSyncs)
+// instead of reading the whole topic after the copy. It ends with ctx.
+func (c *checkpointer) followOnce(ctx context.Context) {
 	alias, topic := c.cfg.offsetSyncsCluster()
-	err := ReadInternalTopic(ctx, c.clients, alias, topic, func(r *kgo.Record) { c.addSync(topic, r) })
+	c.followErr = make(chan error, 1)
+	go func() {
+		if err := c.followSyncs(ctx, alias, topic); err != nil && ctx.Err() == nil {
+			c.followErr <- fmt.Errorf("flow %s: read offset syncs: %w", c.cfg.Name(), err)
+		}
+	}()
+}
+
+// awaitSyncs waits until the follower started by followOnce has read the
+// offset-syncs topic up to its current end (every sync written before the
+// call) and marks the store ready. It returns the follower's error, or
+// ctx's.
+func (c *checkpointer) awaitSyncs(ctx context.Context) error {
+	alias, topic := c.cfg.offsetSyncsCluster()
+	adm, err := c.clients.Admin(alias)
 	if err != nil {
-		return fmt.Errorf("flow %s: read offset syncs: %w", c.cfg.Name(), err)
+		return err
 	}
-	c.syncs.ReadToEnd()
-	return nil
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		return fmt.Errorf("flow %s: list end offsets of %s on %s: %w", c.cfg.Name(), topic, alias, err)
+	}
+	var end int64
+	if o, ok := ends.Lookup(topic, 0); ok && o.Err == nil {
+		end = o.Offset
+	}
+	if end > 0 {
+		// Nothing left to read when retention deleted everything.
+		starts, err := adm.ListStartOffsets(ctx, topic)
+		if err != nil {
+			return fmt.Errorf("flow %s: list start offsets of %s on %s: %w", c.cfg.Name(), topic, alias, err)
+		}
+		if o, ok := starts.Lookup(topic, 0); ok && o.Err == nil && o.Offset >= end {
+			end = 0
+		}
+	}
+	for {
+		c.readMu.Lock()
+		done := c.syncsRead >= end
+		ch := c.readChanged
+		c.readMu.Unlock()
+		if done {
+			c.syncs.ReadToEnd()
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("flow %s: read offset syncs: %w", c.cfg.Name(), ctx.Err())
+		case err := <-c.followErr:
+			return err
+		case <-ch:
+		}
+	}
+}
+
+// syncsReadTo records that the syncs follower has read up to next (the
+// offset after the last record of a fetch, transaction markers included).
+func (c *checkpointer) syncsReadTo(next int64) {
+	c.readMu.Lock()
+	defer c.readMu.Unlock()
+	if next > c.syncsRead {
+		c.syncsRead = next
+		close(c.readChanged)
+		c.readChanged = make(chan struct{})
+	}
 }
 
 func (c *checkpointer) addSync(topic string, r *kgo.Record) {
@@ -172,6 +242,18 @@ func (c *checkpointer) followSyncs(ctx context.Context, alias, topic string) err
 		if ctx.Err() != nil {
 			return nil
 		}
+		var ferr error
+		fs.EachError(func(_ string, _ int32, err error) {
+			// A topic not there (yet) reads as no syncs, as ReadInternalTopic
+			// does; anything else (no permission, say) is the caller's.
+			if ferr == nil && !errors.Is(err, kerr.UnknownTopicOrPartition) && !errors.Is(err, context.Canceled) {
+				ferr = err
+			}
+		})
+		if ferr != nil {
+			return ferr
+		}
+		var last int64 = -1
 		fs.EachRecord(func(r *kgo.Record) {
 			if !r.Attrs.IsControl() {
 				c.addSync(topic, r)
@@ -180,7 +262,11 @@ func (c *checkpointer) followSyncs(ctx context.Context, alias, topic string) err
 				c.syncs.ReadToEnd()
 				ready = true
 			}
+			last = r.Offset
 		})
+		if last >= 0 {
+			c.syncsReadTo(last + 1)
+		}
 	}
 }
 

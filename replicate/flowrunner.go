@@ -180,6 +180,15 @@ func (fr *flowRunner) run(ctx context.Context) (err error) {
 	}
 
 	w.retryCtx = ctx
+	// Open the producers' connections and load their producer IDs while the
+	// groups are joined, not in front of the first copy. A failure here is
+	// the first produce's to report.
+	for _, p := range []*kgo.Client{w.data, w.control} {
+		go func() {
+			_ = p.EnsureProduceConnectionIsOpen(ctx, -1)
+			_, _, _ = p.ProducerID(ctx)
+		}()
+	}
 	// Syncs handed to the producer must survive the stop: the final flush,
 	// bounded by ShutdownTimeout, is what waits for them.
 	w.sendCtx = context.WithoutCancel(ctx)

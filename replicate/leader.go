@@ -194,6 +194,10 @@ func (fr *flowRunner) lead(ctx context.Context) error {
 	if cfg.Enabled && cfg.EmitCheckpoints {
 		ckpt = newCheckpointer(cfg, fr.clients, fr.log, fr.now, fr.worker.src, fr.worker.tgt, fr.worker.control)
 		ckpt.obs = fr.obs
+		if fr.once {
+			// Read the syncs while the data is copied, not after it.
+			ckpt.followOnce(ctx)
+		}
 		steps = append(steps, ckpt.start)
 	}
 	var rev *reverseCheckpointer // reverse.go
@@ -256,10 +260,11 @@ func (fr *flowRunner) lead(ctx context.Context) error {
 }
 
 // checkpointOnce is --once's checkpoint pass: with the offset syncs of this
-// run written, read them all, emit checkpoints, and sync group offsets;
+// run written, wait until the syncs follower has read them all, emit
+// checkpoints, and sync group offsets;
 // then, with rev, emit the reverse checkpoints.
 func (fr *flowRunner) checkpointOnce(ctx context.Context, ckpt *checkpointer, rev *reverseCheckpointer) error {
-	if err := ckpt.readSyncs(ctx); err != nil {
+	if err := ckpt.awaitSyncs(ctx); err != nil {
 		return err
 	}
 	if _, err := ckpt.emit(ctx); err != nil {

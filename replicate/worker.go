@@ -197,9 +197,6 @@ func (w *worker) startBatch(ctx context.Context, batch []*task) error {
 			return err
 		}
 	}
-	if err := w.progress.catchUp(ctx); err != nil {
-		return fmt.Errorf("read progress: %w", err)
-	}
 	topics := map[string]bool{}
 	need := map[string]int32{}
 	for _, t := range batch {
@@ -213,18 +210,33 @@ func (w *worker) startBatch(ctx context.Context, batch []*task) error {
 		names = append(names, t)
 	}
 	sort.Strings(names)
-	starts, err := w.src.ListStartOffsets(ctx, names...)
-	if err != nil {
-		return fmt.Errorf("list start offsets on %s: %w", w.cfg.Source, err)
+	// The progress read, the source offsets and the remote partitions (the
+	// flow leader creates them) are independent: ask for them at once.
+	var starts, ends kadm.ListedOffsets
+	steps := []func(context.Context) error{
+		func(ctx context.Context) error {
+			if err := w.progress.catchUp(ctx); err != nil {
+				return fmt.Errorf("read progress: %w", err)
+			}
+			return nil
+		},
+		func(ctx context.Context) (err error) {
+			if starts, err = w.src.ListStartOffsets(ctx, names...); err != nil {
+				return fmt.Errorf("list start offsets on %s: %w", w.cfg.Source, err)
+			}
+			return nil
+		},
+		func(ctx context.Context) error { return awaitRemotePartitions(ctx, w.data, need) },
 	}
-	var ends kadm.ListedOffsets
 	if w.cfg.StartFromLatest {
-		if ends, err = listSourceEnds(ctx, w.cfg, w.src, names...); err != nil {
-			return fmt.Errorf("list end offsets on %s: %w", w.cfg.Source, err)
-		}
+		steps = append(steps, func(ctx context.Context) (err error) {
+			if ends, err = listSourceEnds(ctx, w.cfg, w.src, names...); err != nil {
+				return fmt.Errorf("list end offsets on %s: %w", w.cfg.Source, err)
+			}
+			return nil
+		})
 	}
-	// The flow leader creates remote topics and partitions; wait for them.
-	if err := awaitRemotePartitions(ctx, w.data, need); err != nil {
+	if err := concurrently(ctx, steps...); err != nil {
 		return err
 	}
 	add := map[string]map[int32]kgo.Offset{}
