@@ -30,6 +30,24 @@ const (
 	FromNone = "none"
 )
 
+// Partition states (PartitionLag.State).
+const (
+	StateOK      = "ok"
+	StateGap     = "gap"
+	StateStopped = "stopped"
+)
+
+// setLoss sets the partition's loss state from its progress value.
+func (pl *PartitionLag) setLoss(v progress.Value) {
+	pl.Skipped, pl.Loss = v.Skipped, v.Loss
+	switch {
+	case v.Loss != nil && v.Loss.Stopped:
+		pl.State = StateStopped
+	case v.Loss != nil:
+		pl.State = v.Loss.Kind
+	}
+}
+
 // FlowLag is one flow in the lag report.
 type FlowLag struct {
 	Source string `json:"source"`
@@ -92,6 +110,15 @@ type PartitionLag struct {
 	// SourceUnknown: the source did not answer (FlowLag.SourceError);
 	// SourceEndOffset and RecordsBehind are -1 and TimeBehindMs null.
 	SourceUnknown bool `json:"source_unknown,omitempty"`
+	// State is what the partition's progress says of loss (replicate's
+	// loss events): StateOK, StateStopped when a loss event stopped it,
+	// else the kind of its newest loss event (StateGap, "recreated",
+	// "target-recreated", ...). With offset syncs only it is StateOK.
+	State string `json:"state"`
+	// Skipped is the partition's source offsets that were never copied,
+	// in total; Loss its newest loss event; both from the progress topic.
+	Skipped int64          `json:"skipped"`
+	Loss    *progress.Loss `json:"loss,omitempty"`
 
 	next int64 // first source offset not on the target
 }
@@ -240,7 +267,7 @@ func (c *collector) collect(ctx context.Context) (FlowLag, error) {
 }
 
 func (c *collector) partitions(ctx context.Context, fl *FlowLag, plan *replicate.Plan, src, tgt *kadm.Client, topics, remotes []string,
-	progress map[tpKey]int64, syncs *syncstore.Store) error {
+	progress map[tpKey]progress.Value, syncs *syncstore.Store) error {
 	fc := c.fc
 	srcStarts, err := src.ListStartOffsets(ctx, topics...)
 	if err != nil {
@@ -261,13 +288,14 @@ func (c *collector) partitions(ctx context.Context, fl *FlowLag, plan *replicate
 			if !sok || !eok || s.Err != nil || e.Err != nil {
 				return fmt.Errorf("flow %s: offsets of %s[%d] on %s: %v", fc.Name(), t.Topic, p, fc.Source, errors.Join(s.Err, e.Err))
 			}
-			pl := PartitionLag{SourceTopic: t.Topic, Topic: t.RemoteTopic, Partition: p, SourceEndOffset: e.Offset, From: FromNone}
+			pl := PartitionLag{SourceTopic: t.Topic, Topic: t.RemoteTopic, Partition: p, SourceEndOffset: e.Offset, From: FromNone, State: StateOK}
 			if te, ok := tgtEnds.Lookup(t.RemoteTopic, p); ok && te.Err == nil {
 				pl.TargetEndOffset = te.Offset
 			}
 			next := int64(0)
-			if n, ok := progress[tpKey{t.Topic, p}]; ok {
-				next, pl.From = n, FromProgress
+			if v, ok := progress[tpKey{t.Topic, p}]; ok {
+				next, pl.From = v.Next, FromProgress
+				pl.setLoss(v)
 			} else if ss := syncs.Syncs(t.Topic, p); len(ss) > 0 {
 				// Records after the sync's downstream offset on the target
 				// are copies of source records after its upstream offset,
@@ -368,12 +396,12 @@ type tpKey struct {
 // the newest record per source partition (package replicate/progress).
 // Undecodable records are skipped: the partition then falls back to the
 // offset syncs.
-func (c *collector) readProgress(ctx context.Context) (map[tpKey]int64, error) {
-	out := map[tpKey]int64{}
+func (c *collector) readProgress(ctx context.Context) (map[tpKey]progress.Value, error) {
+	out := map[tpKey]progress.Value{}
 	topic := replicate.ProgressTopic(c.fc.Policy, c.fc.Source)
 	err := replicate.ReadInternalTopic(ctx, c.clients, c.fc.Target, topic, func(r *kgo.Record) {
-		if k, next, err := progress.Decode(r.Key, r.Value); err == nil {
-			out[tpKey{k.Topic, k.Partition}] = next
+		if k, v, err := progress.DecodeValue(r.Key, r.Value); err == nil {
+			out[tpKey{k.Topic, k.Partition}] = v
 		}
 	})
 	return out, err
@@ -622,12 +650,13 @@ func (c *collector) collectSourceDown(ctx context.Context, fl *FlowLag, tgt *kad
 	}
 	for _, k := range sorted {
 		pl := PartitionLag{SourceTopic: k.topic, Topic: fc.Policy.FormatRemoteTopic(fc.Source, k.topic), Partition: k.partition,
-			SourceEndOffset: -1, ReplicatedOffset: -1, RecordsBehind: -1, From: FromNone, SourceUnknown: true}
+			SourceEndOffset: -1, ReplicatedOffset: -1, RecordsBehind: -1, From: FromNone, SourceUnknown: true, State: StateOK}
 		if te, ok := tgtEnds.Lookup(pl.Topic, k.partition); ok && te.Err == nil {
 			pl.TargetEndOffset = te.Offset
 		}
-		if n, ok := progress[k]; ok {
-			pl.ReplicatedOffset, pl.From = n-1, FromProgress
+		if v, ok := progress[k]; ok {
+			pl.ReplicatedOffset, pl.From = v.Next-1, FromProgress
+			pl.setLoss(v)
 		} else if ss := syncs.Syncs(k.topic, k.partition); len(ss) > 0 {
 			sy := ss[0]
 			pl.ReplicatedOffset, pl.From = sy.UpstreamOffset+max(0, pl.TargetEndOffset-1-sy.DownstreamOffset), FromOffsetSyncs

@@ -122,11 +122,12 @@ func (w *worker) writeProgress(ctx context.Context, tasks []*task) error {
 			continue // no resume point yet
 		}
 		t.mu.Lock()
-		if t.acked > t.written && t.tx == nil { // exactly-once tasks commit their progress
-			r := encodeProgress(t.src, t.acked, now)
+		if (t.acked > t.written || t.loss.dirty) && t.tx == nil { // exactly-once tasks commit their progress
+			r := encodeProgressValue(t.src, t.progressValue(t.acked, now))
 			r.Topic = w.progress.topic
 			recs = append(recs, r)
 			pend = append(pend, pending{t, t.acked})
+			t.loss.dirty = false
 		}
 		t.mu.Unlock()
 	}
@@ -138,6 +139,9 @@ func (w *worker) writeProgress(ctx context.Context, tasks []*task) error {
 	for i, res := range results {
 		if res.Err != nil {
 			errs = append(errs, res.Err)
+			pend[i].t.mu.Lock()
+			pend[i].t.loss.dirty = true // write it again next time
+			pend[i].t.mu.Unlock()
 			continue
 		}
 		p := pend[i]

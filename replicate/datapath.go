@@ -3,6 +3,7 @@ package replicate
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -78,8 +79,20 @@ func (w *worker) dispatch(ctx context.Context, fetches kgo.Fetches) {
 			if t.halted.Load() {
 				return
 			}
-			if r.Offset < t.position.Load() {
+			pos := t.position.Load()
+			if r.Offset < pos {
 				continue // buffered before this assignment started
+			}
+			if r.Offset > pos && p.LogStartOffset > pos {
+				// The log start passed the position while copying: the
+				// offsets between were deleted before they were copied.
+				// (Compaction leaves offset holes too, but never moves the
+				// log start.)
+				to := min(r.Offset, p.LogStartOffset)
+				w.reportLoss(t, LossEvent{Kind: LossGap, From: pos, To: to, Stopped: w.cfg.StopOnGap, Reason: gapReason(w.cfg.StopOnGap, to)})
+				if t.halted.Load() {
+					return
+				}
 			}
 			next := r.Offset + 1
 			if r.Attrs.IsControl() {
@@ -133,7 +146,9 @@ func (w *worker) onAck(r *kgo.Record, err error) {
 	t := r.Context.Value(taskKey{}).(*task)
 	t.mu.Lock()
 	up := t.pop()
-	if err != nil || t.halted.Load() {
+	// A task stopped by a loss event (loss.go) produced nothing after it:
+	// the copies still in flight before it count.
+	if err != nil || t.halted.Load() && t.loss.stop == nil {
 		if err != nil && !errors.Is(err, context.Canceled) {
 			if !t.halted.Load() {
 				t.firstErr = err
@@ -221,7 +236,8 @@ func (w *worker) retryRefused(t *task) {
 			t.retrying = false
 			t.mu.Unlock()
 			t.state.Store(TaskStopped)
-			w.log.Error("partition stopped", "err", rerr)
+			w.reportLoss(t, LossEvent{Kind: LossRefused, From: rr.up, To: rr.up, Stopped: true,
+				Reason: fmt.Sprintf("the target refused the copy in %s (%d bytes): %v", t.remote, size, err)})
 			return
 		}
 		t.mu.Lock()

@@ -158,6 +158,14 @@ type FlowConfig struct {
 	// (mirrorctl.transaction.interval.ms, default 200 ms): what a
 	// read_committed consumer of the target waits, at most, past the copy.
 	TransactionInterval time.Duration
+
+	// StopOnGap (source consumer auto.offset.reset=none) stops a partition
+	// whose next records were deleted before they were copied (retention,
+	// DeleteRecords), with a [LossEvent] naming the missing offsets,
+	// instead of copying on from the log start (the default, also with
+	// latest: what the source still holds is copied). Either way the gap is
+	// reported (loss.go).
+	StopOnGap bool
 }
 
 // DefaultFlowConfig returns the settings MM2 4.0 uses for a flow when

@@ -88,7 +88,7 @@ func (fr *flowRunner) recordErrors() []error {
 	if fr.worker == nil {
 		return nil
 	}
-	return fr.worker.recordErrors()
+	return append(fr.worker.recordErrors(), fr.worker.lossErrors()...)
 }
 
 func (fr *flowRunner) status() FlowStatus {
@@ -300,7 +300,11 @@ func (fr *flowRunner) setUp(ctx context.Context) (topics []string, _ func(), err
 	}
 	// The source is read committed unless the user's source consumer says
 	// read_uncommitted (FlowConfig.ReadUncommitted): the engine's choice
-	// comes after the user's properties, so it is stated both ways.
+	// comes after the user's properties, so it is stated both ways. The
+	// reset is always the log start, whatever the user's auto.offset.reset:
+	// the data path finds a gap from the fetch's log start and reports it,
+	// and StopOnGap (auto.offset.reset=none) stops the partition there
+	// (loss.go).
 	if w.consumer, err = client("", kgo.KeepControlRecords(), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchIsolationLevel(sourceIsolation(cfg))); err != nil {
 		return nil, nil, err

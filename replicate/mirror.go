@@ -74,7 +74,8 @@ func New(opts Options) (*Mirror, error) {
 // offset syncs and progress, bounded by Options.ShutdownTimeout, and returns
 // nil. It returns an error when a flow cannot start (the other flows are then
 // stopped too), and, after all flows stopped, the [RecordError]s of partitions
-// that stopped because the target refused a record, joined.
+// that stopped because the target refused a record and the [LossEvent]s of
+// records that did not reach the target (loss.go), joined.
 func (m *Mirror) Run(ctx context.Context) error {
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
@@ -192,6 +193,12 @@ type PartitionStats struct {
 	// process had to copy of it.
 	Start int64 `json:"start"`
 	End   int64 `json:"end"`
+	// Skipped is the partition's source offsets that were never copied,
+	// in total (the progress topic keeps the count across runs); Losses
+	// the loss events found by this process in this run, oldest first
+	// (at most 16 per assignment).
+	Skipped int64       `json:"skipped,omitempty"`
+	Losses  []LossEvent `json:"losses,omitempty"`
 }
 
 // Stats returns a snapshot of every partition of every running flow, sorted

@@ -25,13 +25,17 @@ type tp struct {
 }
 
 func encodeProgress(t tp, next int64, now time.Time) *kgo.Record {
-	k, v := progress.Encode(progress.Key{Topic: t.topic, Partition: t.partition}, next, now)
-	return &kgo.Record{Key: k, Value: v, Partition: 0, Timestamp: now}
+	return encodeProgressValue(t, progress.Value{Next: next, Time: now})
 }
 
-func decodeProgress(key, value []byte) (tp, int64, error) {
-	k, next, err := progress.Decode(key, value)
-	return tp{k.Topic, k.Partition}, next, err
+func encodeProgressValue(t tp, v progress.Value) *kgo.Record {
+	k, val := progress.EncodeValue(progress.Key{Topic: t.topic, Partition: t.partition}, v)
+	return &kgo.Record{Key: k, Value: val, Partition: 0, Timestamp: v.Time}
+}
+
+func decodeProgress(key, value []byte) (tp, progress.Value, error) {
+	k, v, err := progress.DecodeValue(key, value)
+	return tp{k.Topic, k.Partition}, v, err
 }
 
 // ReadInternalTopic reads partition 0 of topic on cluster alias (where MM2
@@ -106,14 +110,15 @@ type progressView struct {
 
 	mu      sync.Mutex
 	next    map[tp]int64
-	read    int64 // offset after the last record read, -1 before the first fetch
+	vals    map[tp]progress.Value // the whole newest value (topic ID, loss)
+	read    int64                 // offset after the last record read, -1 before the first fetch
 	changed chan struct{}
 	skipped int
 }
 
 func newProgressView(clients Clients, cfg FlowConfig, log *slog.Logger) *progressView {
 	return &progressView{clients: clients, alias: cfg.Target, topic: ProgressTopic(cfg.Policy, cfg.Source), log: log,
-		next: make(map[tp]int64), changed: make(chan struct{})}
+		next: make(map[tp]int64), vals: make(map[tp]progress.Value), changed: make(chan struct{})}
 }
 
 // get returns the newest position stored for t.
@@ -122,6 +127,14 @@ func (v *progressView) get(t tp) (int64, bool) {
 	defer v.mu.Unlock()
 	n, ok := v.next[t]
 	return n, ok
+}
+
+// value returns the newest progress value stored for t.
+func (v *progressView) value(t tp) (progress.Value, bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	val, ok := v.vals[t]
+	return val, ok
 }
 
 // follow reads the progress topic until ctx ends.
@@ -146,13 +159,14 @@ func (v *progressView) follow(ctx context.Context) error {
 			if r.Attrs.IsControl() {
 				return
 			}
-			t, next, err := decodeProgress(r.Key, r.Value)
+			t, val, err := decodeProgress(r.Key, r.Value)
 			if err != nil {
 				v.skipped++
 				v.log.Warn("skipping undecodable progress record", "topic", v.topic, "offset", r.Offset, "err", err)
 				return
 			}
-			v.next[t] = next // the newest record per key wins, as compaction keeps it
+			v.next[t] = val.Next // the newest record per key wins, as compaction keeps it
+			v.vals[t] = val
 		})
 		close(v.changed)
 		v.changed = make(chan struct{})

@@ -77,8 +77,9 @@ type task struct {
 	firstErr    error           // the error that halted the partition
 	refused     []refusedRecord // refused copies, in order, awaiting retryRefused
 	retrying    bool
-	tx          *txTask // exactly-once mode: the task's transactional producer (eos.go)
-	txs         txState // exactly-once mode: what the open transaction's copies gathered
+	tx          *txTask   // exactly-once mode: the task's transactional producer (eos.go)
+	txs         txState   // exactly-once mode: what the open transaction's copies gathered
+	loss        lossState // loss events (loss.go)
 }
 
 type taskKey struct{}

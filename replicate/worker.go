@@ -60,6 +60,7 @@ type worker struct {
 	assigned, revoked, lost atomic.Int64 // partitions, counted over the run
 
 	txCommitted, txAborted atomic.Int64 // exactly-once transactions, over the run
+	lossLog                lossLimiter  // loss.go
 
 	// fatal stops the flow with err (set by the flowRunner).
 	fatal func(err error)
@@ -254,12 +255,16 @@ func (w *worker) startBatch(ctx context.Context, batch []*task) error {
 		}
 		start, from := s.Offset, ResumeLogStart
 		written := int64(-1)
-		if next, ok := w.progress.get(t.src); ok {
+		var gap *LossEvent
+		if val, ok := w.progress.value(t.src); ok {
+			next := val.Next
 			written = next
-			switch {
-			case next < s.Offset:
-				w.log.Warn("source records were deleted before they were copied", "topic", t.src.topic, "partition", t.src.partition, "from", next, "to", s.Offset)
-			default:
+			t.inheritLoss(val)
+			if next < s.Offset {
+				// Deleted on the source before they were copied (loss.go).
+				gap = &LossEvent{Kind: LossGap, From: next, To: s.Offset, Stopped: w.cfg.StopOnGap, Reason: gapReason(w.cfg.StopOnGap, s.Offset)}
+			}
+			if gap == nil || gap.Stopped {
 				start, from = next, ResumeProgress
 			}
 		} else if w.cfg.StartFromLatest {
@@ -271,6 +276,13 @@ func (w *worker) startBatch(ctx context.Context, batch []*task) error {
 		t.mu.Lock()
 		t.firstErr = nil
 		t.mu.Unlock()
+		if gap != nil {
+			w.reportLoss(t, *gap)
+			if gap.Stopped {
+				close(t.started)
+				continue
+			}
+		}
 		if add[t.src.topic] == nil {
 			add[t.src.topic] = map[int32]kgo.Offset{}
 		}
@@ -508,9 +520,13 @@ func (w *worker) stats(owner string) []PartitionStats {
 		s.State, s.ResumedFrom = t.State(), t.resumedFrom
 		if t.err != nil {
 			s.Error = t.err.Error()
+		} else if t.loss.stop != nil {
+			s.Error = t.loss.stop.Error()
 		} else if t.firstErr != nil && t.State() == TaskStarting {
 			s.Error = t.firstErr.Error()
 		}
+		s.Skipped = t.loss.skipped
+		s.Losses = append(s.Losses, t.loss.events...)
 		t.mu.Unlock()
 	}
 	// With once, every partition the run had to copy is reported, also

@@ -12,6 +12,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/mirrorctl/mirrorctl/replicate"
 )
 
 type clock struct{ t time.Time }
@@ -267,9 +269,10 @@ mirrorctl_flow_up{source="us-east",target="eu-west"} 1
 	if err := testutil.CollectAndCompare(o, strings.NewReader(want), names...); err != nil {
 		t.Fatal(err)
 	}
-	// partition: 4 counts/rates + 4 age + 4 latency + records_behind; checkpoint: 4; group age; flow up.
-	if n := testutil.CollectAndCount(o); n != 4+4+4+1+4+1+1 {
-		t.Fatalf("%d series, want 19", n)
+	// partition: 4 counts/rates + 4 age + 4 latency + records_behind + skipped and loss events per loss kind;
+	// checkpoint: 4; group age; flow up.
+	if n, want := testutil.CollectAndCount(o), 4+4+4+1+2*len(replicate.LossKinds)+4+1+1; n != want {
+		t.Fatalf("%d series, want %d", n, want)
 	}
 }
 
@@ -323,5 +326,54 @@ func TestHandler(t *testing.T) {
 	o.FlowState("us-east", "eu-west", false)
 	if code, _ := get("/readyz"); code != 503 {
 		t.Errorf("/readyz after the flow stopped = %d, want 503", code)
+	}
+}
+
+// A loss event counts the skipped offsets by reason, from a series that
+// existed at 0 before it, and shows in /status as the partition's state.
+func TestLossSeries(t *testing.T) {
+	o := New(newClock().now)
+	o.FlowState("us-east", "eu-west", true)
+	p := o.Partition("us-east", "eu-west", "us-east.orders", 2)
+	zero := `
+# HELP mirrorctl_records_skipped_total Source offsets of the partition that will not reach the target (deleted before they were copied, topic recreated, ...), by reason
+# TYPE mirrorctl_records_skipped_total counter
+mirrorctl_records_skipped_total{partition="2",reason="gap",source="us-east",target="eu-west",topic="us-east.orders"} 0
+mirrorctl_records_skipped_total{partition="2",reason="recreated",source="us-east",target="eu-west",topic="us-east.orders"} 0
+mirrorctl_records_skipped_total{partition="2",reason="refused",source="us-east",target="eu-west",topic="us-east.orders"} 0
+mirrorctl_records_skipped_total{partition="2",reason="target-recreated",source="us-east",target="eu-west",topic="us-east.orders"} 0
+`
+	if err := testutil.CollectAndCompare(o, strings.NewReader(zero), RecordsSkipped); err != nil {
+		t.Fatal(err)
+	}
+	if st := o.Status(); st.Flows[0].Partitions[0].State != "ok" {
+		t.Fatalf("state before any loss = %q", st.Flows[0].Partitions[0].State)
+	}
+	p.(replicate.LossObserver).Loss(replicate.LossEvent{Kind: replicate.LossGap, Topic: "orders", Partition: 2, From: 10, To: 25, Count: 15})
+	p.(replicate.LossObserver).Loss(replicate.LossEvent{Kind: replicate.LossGap, Topic: "orders", Partition: 2, From: 40, To: 45, Count: 5})
+	want := `
+# HELP mirrorctl_records_skipped_total Source offsets of the partition that will not reach the target (deleted before they were copied, topic recreated, ...), by reason
+# TYPE mirrorctl_records_skipped_total counter
+mirrorctl_records_skipped_total{partition="2",reason="gap",source="us-east",target="eu-west",topic="us-east.orders"} 20
+mirrorctl_records_skipped_total{partition="2",reason="recreated",source="us-east",target="eu-west",topic="us-east.orders"} 0
+mirrorctl_records_skipped_total{partition="2",reason="refused",source="us-east",target="eu-west",topic="us-east.orders"} 0
+mirrorctl_records_skipped_total{partition="2",reason="target-recreated",source="us-east",target="eu-west",topic="us-east.orders"} 0
+# HELP mirrorctl_loss_events_total Loss events of the partition (records that will not reach the target, or a stop), by reason
+# TYPE mirrorctl_loss_events_total counter
+mirrorctl_loss_events_total{partition="2",reason="gap",source="us-east",target="eu-west",topic="us-east.orders"} 2
+mirrorctl_loss_events_total{partition="2",reason="recreated",source="us-east",target="eu-west",topic="us-east.orders"} 0
+mirrorctl_loss_events_total{partition="2",reason="refused",source="us-east",target="eu-west",topic="us-east.orders"} 0
+mirrorctl_loss_events_total{partition="2",reason="target-recreated",source="us-east",target="eu-west",topic="us-east.orders"} 0
+`
+	if err := testutil.CollectAndCompare(o, strings.NewReader(want), RecordsSkipped, LossEvents); err != nil {
+		t.Fatal(err)
+	}
+	ps := o.Status().Flows[0].Partitions[0]
+	if ps.State != "gap" || ps.Skipped != 20 || len(ps.Losses) != 2 || ps.Losses[1].From != 40 {
+		t.Fatalf("/status partition after two gaps: %+v", ps)
+	}
+	p.(replicate.LossObserver).Loss(replicate.LossEvent{Kind: replicate.LossSourceRecreated, Topic: "orders", Partition: 2, Stopped: true})
+	if ps := o.Status().Flows[0].Partitions[0]; ps.State != "stopped" {
+		t.Fatalf("state after a stop = %q", ps.State)
 	}
 }

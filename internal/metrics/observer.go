@@ -23,6 +23,8 @@
 //	mirrorctl_flow_up                 1 while the flow copies, 0 once it stopped, per flow
 //	mirrorctl_flow_leader             1 while this process leads the flow, else 0, per flow
 //	mirrorctl_rebalance_partitions_total  partitions assigned to, revoked from or lost by this process, per flow and change
+//	mirrorctl_records_skipped_total   source offsets that will not reach the target, per partition and reason (a replicate.LossKind: gap, recreated, target-recreated, refused); every partition starts at 0 for each reason
+//	mirrorctl_loss_events_total       loss events (replicate.LossEvent), per partition and reason, from 0 likewise
 //
 // Windowed values (rate, _min, _max, _avg) follow Kafka Metrics' defaults: 2
 // samples of 30 s; _min, _max and _avg are NaN when the window saw nothing, as
@@ -73,6 +75,8 @@ const (
 	FlowUp               = "mirrorctl_flow_up"
 	FlowLeader           = "mirrorctl_flow_leader"
 	RebalancePartitions  = "mirrorctl_rebalance_partitions_total"
+	RecordsSkipped       = "mirrorctl_records_skipped_total"
+	LossEvents           = "mirrorctl_loss_events_total"
 	suffixMin, suffixMax = "_min", "_max"
 	suffixAvg            = "_avg"
 	helpWindow           = " (Kafka Metrics window: 2 samples x 30 s)"
@@ -103,6 +107,9 @@ var (
 	dFlowUp      = desc(FlowUp, "1 while the flow copies records, 0 once it stopped", flowLabels)
 	dLeader      = desc(FlowLeader, "1 while this process is the flow leader (topic sync, checkpoints, heartbeats), else 0", flowLabels)
 	dRebalance   = desc(RebalancePartitions, "Partitions of the flow assigned to, revoked from (handed over) or lost by this process", []string{"source", "target", "change"})
+	lossLabels   = append(append([]string(nil), partLabels...), "reason")
+	dSkipped     = desc(RecordsSkipped, "Source offsets of the partition that will not reach the target (deleted before they were copied, topic recreated, ...), by reason", lossLabels)
+	dLossEvents  = desc(LossEvents, "Loss events of the partition (records that will not reach the target, or a stop), by reason", lossLabels)
 )
 
 // Observer collects replicate's measurements and serves them as Prometheus
@@ -253,6 +260,35 @@ type Partition struct {
 	hasNext      bool
 	pending      int64 // polled, not yet acknowledged
 	pendingSince int64 // lower bound of the oldest pending record's timestamp, unix ns
+	loss         lossSeries
+}
+
+// lossSeries is a partition's loss events (replicate.LossObserver).
+type lossSeries struct {
+	skipped map[replicate.LossKind]int64
+	events  map[replicate.LossKind]int64
+	stopped bool
+	last    []replicate.LossEvent // newest last, at most maxStatusLosses
+}
+
+// maxStatusLosses is how many loss events /status shows per partition.
+const maxStatusLosses = 8
+
+// Loss counts a loss event of the partition. It implements
+// replicate.LossObserver.
+func (p *Partition) Loss(ev replicate.LossEvent) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.loss.skipped == nil {
+		p.loss.skipped, p.loss.events = map[replicate.LossKind]int64{}, map[replicate.LossKind]int64{}
+	}
+	p.loss.skipped[ev.Kind] += ev.Count
+	p.loss.events[ev.Kind]++
+	p.loss.stopped = p.loss.stopped || ev.Stopped
+	if len(p.loss.last) == maxStatusLosses {
+		p.loss.last = append(p.loss.last[:0], p.loss.last[1:]...)
+	}
+	p.loss.last = append(p.loss.last, ev)
 }
 
 // Fetched records the source high watermark.
@@ -314,6 +350,13 @@ type PartitionStatus struct {
 	Bytes         int64 `json:"bytes"`   // value bytes polled in this run
 	// LatencyMaxMs is replication_latency_ms_max; null when the window is empty.
 	LatencyMaxMs *float64 `json:"replication_latency_max_ms"`
+	// State is "ok", "stopped" when a loss event stopped the partition,
+	// else the kind of its newest loss event ("gap", "recreated", ...).
+	State string `json:"state"`
+	// Skipped is the source offsets this process found will not reach the
+	// target, Losses its newest loss events (at most 8), oldest first.
+	Skipped int64                 `json:"skipped"`
+	Losses  []replicate.LossEvent `json:"losses,omitempty"`
 }
 
 // FlowStatus is one flow in [Status].
@@ -343,6 +386,9 @@ type partSnap struct {
 	age, latency         stats
 	behind               int64 // -1 unknown
 	hwm, next            int64
+	skipped, events      map[replicate.LossKind]int64
+	state                string
+	losses               []replicate.LossEvent
 }
 
 func (p *Partition) snapshot(now int64) partSnap {
@@ -367,6 +413,21 @@ func (p *Partition) snapshot(now int64) partSnap {
 	}
 	if p.hasHWM && p.hasNext {
 		s.behind = max(0, p.hwm-p.next)
+	}
+	s.state = "ok"
+	if n := len(p.loss.last); n > 0 {
+		s.state = string(p.loss.last[n-1].Kind)
+		s.losses = append([]replicate.LossEvent(nil), p.loss.last...)
+	}
+	if p.loss.stopped {
+		s.state = "stopped"
+	}
+	s.skipped, s.events = map[replicate.LossKind]int64{}, map[replicate.LossKind]int64{}
+	for k, v := range p.loss.skipped {
+		s.skipped[k] = v
+	}
+	for k, v := range p.loss.events {
+		s.events[k] = v
 	}
 	return s
 }
@@ -428,7 +489,10 @@ func (o *Observer) Status() Status {
 		s := p.snapshot(now)
 		n, _ := strconv.Atoi(p.labels[3])
 		ps := PartitionStatus{Topic: p.labels[2], Partition: int32(n), HighWatermark: s.hwm, Next: s.next,
-			RecordsBehind: s.behind, Records: s.records, Bytes: s.bytes}
+			RecordsBehind: s.behind, Records: s.records, Bytes: s.bytes, State: s.state, Losses: s.losses}
+		for _, n := range s.skipped {
+			ps.Skipped += n
+		}
 		if !math.IsNaN(s.latency.max) {
 			v := s.latency.max
 			ps.LatencyMaxMs = &v
@@ -458,7 +522,7 @@ func (o *Observer) Status() Status {
 
 // Describe implements prometheus.Collector.
 func (o *Observer) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{dRecordCount, dRecordRate, dByteCount, dByteRate, dBehind, dCkAge, dFlowUp, dLeader, dRebalance} {
+	for _, d := range []*prometheus.Desc{dRecordCount, dRecordRate, dByteCount, dByteRate, dBehind, dCkAge, dFlowUp, dLeader, dRebalance, dSkipped, dLossEvents} {
 		ch <- d
 	}
 	for _, s := range []statDescs{dRecordAge, dLatency, dCkLatency} {
@@ -547,6 +611,11 @@ func (o *Observer) Collect(ch chan<- prometheus.Metric) {
 		statMetrics(ch, dLatency, s.lastLatency, s.latency, l)
 		if s.behind >= 0 {
 			gauge(ch, dBehind, float64(s.behind), l)
+		}
+		for _, k := range replicate.LossKinds {
+			ll := append(append(make([]string, 0, 5), l...), string(k))
+			ch <- prometheus.MustNewConstMetric(dSkipped, prometheus.CounterValue, float64(s.skipped[k]), ll...)
+			ch <- prometheus.MustNewConstMetric(dLossEvents, prometheus.CounterValue, float64(s.events[k]), ll...)
 		}
 	}
 }

@@ -11,6 +11,14 @@
 //	key   {"topic":"orders","partition":3}
 //	value {"offset":1234,"time_ms":1700000000000}
 //
+// A value may carry more, each field optional so that records written before
+// it existed still decode (and readers that predate a field ignore it):
+//
+//	"topic_id"  the source topic's ID (Kafka's Uuid, base64) the offset belongs to
+//	"skipped"   source offsets of the partition never copied, in total (records)
+//	"loss"      the partition's newest loss event: {"kind","from","to","count",
+//	            "stopped","reason","time_ms"}, offsets [from, to) not copied
+//
 // The newest record per key is the one that counts, as compaction keeps it.
 // Nothing writes tombstones. This is mirrorctl's own format: MM2 keeps the
 // equivalent in Kafka Connect's source-offsets topic (docs/mm2-formats.md).
@@ -32,16 +40,60 @@ type Key struct {
 // value is the JSON value. Offset is a pointer so that a value without it
 // is an error, not offset 0.
 type value struct {
-	Offset *int64 `json:"offset"`  // next source offset to copy
-	TimeMs int64  `json:"time_ms"` // when the progress was written, epoch ms
+	Offset  *int64 `json:"offset"`  // next source offset to copy
+	TimeMs  int64  `json:"time_ms"` // when the progress was written, epoch ms
+	TopicID string `json:"topic_id,omitempty"`
+	Skipped int64  `json:"skipped,omitempty"`
+	Loss    *Loss  `json:"loss,omitempty"`
+}
+
+// Value is a decoded progress value.
+type Value struct {
+	// Next is the next source offset to copy: every offset below it was
+	// acknowledged by the target, or is counted in Skipped.
+	Next int64
+	// Time is when the record was written (millisecond precision).
+	Time time.Time
+	// TopicID is the source topic's ID (base64, as kadm.TopicID prints it)
+	// the offsets belong to; "" when the writer did not know it (records
+	// written before topic IDs were kept).
+	TopicID string
+	// Skipped is the number of source offsets of the partition that were
+	// never copied (deleted before they were, or given up), in total.
+	Skipped int64
+	// Loss is the partition's newest loss event, nil when none.
+	Loss *Loss
+}
+
+// Loss is a loss event of one partition, as the progress topic keeps it:
+// source offsets [From, To) were not copied (Count of them; 0 when the
+// partition stopped before losing any), of Kind ("gap", "recreated",
+// "target-recreated", "refused", ...); Stopped says the partition copies
+// nothing more until an operator acts. Reason is a sentence for people.
+type Loss struct {
+	Kind    string `json:"kind"`
+	From    int64  `json:"from"`
+	To      int64  `json:"to"`
+	Count   int64  `json:"count"`
+	Stopped bool   `json:"stopped,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+	TimeMs  int64  `json:"time_ms"` // when the loss was found, epoch ms
 }
 
 // Encode returns the key and value of the progress record saying that the
 // next source offset of k to copy is next (every offset below it is on the
 // target), written at now.
 func Encode(k Key, next int64, now time.Time) (key, val []byte) {
+	return EncodeValue(k, Value{Next: next, Time: now})
+}
+
+// EncodeValue is Encode with the optional fields of v (topic ID, skipped
+// count, loss event); zero fields are left out, so a value with none of them
+// is byte for byte what Encode writes.
+func EncodeValue(k Key, v Value) (key, val []byte) {
 	key, _ = json.Marshal(k) // a string and an int32 cannot fail
-	val, _ = json.Marshal(value{Offset: &next, TimeMs: now.UnixMilli()})
+	next := v.Next
+	val, _ = json.Marshal(value{Offset: &next, TimeMs: v.Time.UnixMilli(), TopicID: v.TopicID, Skipped: v.Skipped, Loss: v.Loss})
 	return key, val
 }
 
@@ -53,22 +105,29 @@ var ErrTombstone = errors.New("value: tombstone")
 // that is not the JSON above, a tombstone (ErrTombstone), a missing offset,
 // an empty topic, or a negative partition or offset.
 func Decode(key, val []byte) (Key, int64, error) {
+	k, v, err := DecodeValue(key, val)
+	return k, v.Next, err
+}
+
+// DecodeValue is Decode returning the whole value, optional fields
+// included. Besides Decode's errors, a negative skipped count is an error.
+func DecodeValue(key, val []byte) (Key, Value, error) {
 	var k Key
 	if err := json.Unmarshal(key, &k); err != nil {
-		return Key{}, 0, fmt.Errorf("key: %w", err)
+		return Key{}, Value{}, fmt.Errorf("key: %w", err)
 	}
 	if val == nil {
-		return Key{}, 0, ErrTombstone
+		return Key{}, Value{}, ErrTombstone
 	}
 	var v value
 	if err := json.Unmarshal(val, &v); err != nil {
-		return Key{}, 0, fmt.Errorf("value: %w", err)
+		return Key{}, Value{}, fmt.Errorf("value: %w", err)
 	}
 	switch {
 	case v.Offset == nil:
-		return Key{}, 0, fmt.Errorf("value %s: no offset", val)
-	case k.Topic == "" || k.Partition < 0 || *v.Offset < 0:
-		return Key{}, 0, fmt.Errorf("key %s value %s: out of range", key, val)
+		return Key{}, Value{}, fmt.Errorf("value %s: no offset", val)
+	case k.Topic == "" || k.Partition < 0 || *v.Offset < 0 || v.Skipped < 0:
+		return Key{}, Value{}, fmt.Errorf("key %s value %s: out of range", key, val)
 	}
-	return k, *v.Offset, nil
+	return k, Value{Next: *v.Offset, Time: time.UnixMilli(v.TimeMs), TopicID: v.TopicID, Skipped: v.Skipped, Loss: v.Loss}, nil
 }

@@ -56,3 +56,33 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// Records written before the optional fields existed decode as before, and
+// the optional fields round-trip; a value without them is what Encode wrote.
+func TestValueCompatible(t *testing.T) {
+	now := time.UnixMilli(1700000000123)
+	k := Key{Topic: "orders", Partition: 3}
+	_, plain := Encode(k, 7, now)
+	_, same := EncodeValue(k, Value{Next: 7, Time: now})
+	if string(plain) != string(same) {
+		t.Fatalf("EncodeValue without extras = %s, want %s", same, plain)
+	}
+	old := []byte(`{"offset":7,"time_ms":1700000000123}`)
+	_, v, err := DecodeValue([]byte(`{"topic":"orders","partition":3}`), old)
+	if err != nil || v.Next != 7 || v.TopicID != "" || v.Loss != nil || v.Skipped != 0 {
+		t.Fatalf("old record: %+v %v", v, err)
+	}
+	loss := &Loss{Kind: "gap", From: 10, To: 25, Count: 15, Reason: "deleted by retention", TimeMs: 1700000000000}
+	kb, vb := EncodeValue(k, Value{Next: 30, Time: now, TopicID: "AAECAwQFBgcICQoLDA0ODw==", Skipped: 15, Loss: loss})
+	gk, got, err := DecodeValue(kb, vb)
+	if err != nil || gk != k || got.Next != 30 || got.TopicID != "AAECAwQFBgcICQoLDA0ODw==" || got.Skipped != 15 || got.Loss == nil || *got.Loss != *loss {
+		t.Fatalf("round trip: %+v %+v %v (%s)", gk, got, err, vb)
+	}
+	// An old reader (Decode) reads the new record's offset.
+	if _, n, err := Decode(kb, vb); err != nil || n != 30 {
+		t.Fatalf("Decode of a new record = %d %v", n, err)
+	}
+	if _, _, err := DecodeValue(kb, []byte(`{"offset":1,"skipped":-2}`)); err == nil {
+		t.Fatal("negative skipped decoded")
+	}
+}

@@ -14,9 +14,11 @@ import (
 // topic, an internal topic like MM2's, takes
 // offset-syncs.topic.replication.factor. A source consumer override
 // auto.offset.reset=latest makes partitions without progress start at the
-// log end, as MM2 3.7+ does (KAFKA-13988). A source consumer override
-// isolation.level=read_uncommitted makes the data path copy uncommitted
-// records (the default is read_committed).
+// log end, as MM2 3.7+ does (KAFKA-13988); auto.offset.reset=none stops a
+// partition whose next records were deleted before they were copied
+// (replicate.FlowConfig.StopOnGap) instead of copying on from the log
+// start. A source consumer override isolation.level=read_uncommitted makes
+// the data path copy uncommitted records (the default is read_committed).
 func FlowConfig(cfg *config.Config, f *config.Flow) replicate.FlowConfig {
 	seconds := func(key string) time.Duration { return time.Duration(f.Int(key)) * time.Second }
 	fc := replicate.DefaultFlowConfig(f.Source, f.Target)
@@ -58,7 +60,9 @@ func FlowConfig(cfg *config.Config, f *config.Flow) replicate.FlowConfig {
 		if ms, err := strconv.Atoi(cl.ClientProps(config.RoleConsumer)["session.timeout.ms"]); err == nil && ms > 0 {
 			fc.SessionTimeout = time.Duration(ms) * time.Millisecond
 		}
-		fc.StartFromLatest = strings.EqualFold(cl.ClientProps(config.RoleConsumer)["auto.offset.reset"], "latest")
+		reset := cl.ClientProps(config.RoleConsumer)["auto.offset.reset"]
+		fc.StartFromLatest = strings.EqualFold(reset, "latest")
+		fc.StopOnGap = strings.EqualFold(reset, "none")
 		fc.ReadUncommitted = strings.EqualFold(strings.TrimSpace(cl.ClientProps(config.RoleConsumer)["isolation.level"]), "read_uncommitted")
 	}
 	return fc

@@ -294,6 +294,19 @@ func Collect(ctx context.Context, opts *Options, clients replicate.Clients, flow
 	return res, nil
 }
 
+// partStatus is a partition's status cell: its loss state when it has one
+// (stopped, gap, recreated, ...: lag.PartitionLag.State), with BREACH
+// after it when a threshold breached too; else ok or BREACH.
+func partStatus(p lagengine.PartitionLag, breach string) string {
+	if p.State == "" || p.State == lagengine.StateOK {
+		return breach
+	}
+	if p.Breach {
+		return p.State + ", BREACH"
+	}
+	return p.State
+}
+
 func msCell(v *int64) string {
 	if v == nil {
 		return "-"
@@ -332,7 +345,7 @@ func renderTables(w io.Writer, opts *Options, res Result) error {
 				end, behind = "unknown", "unknown"
 			}
 			pt.AddRow(name, p.Topic, strconv.Itoa(int(p.Partition)), end, strconv.FormatInt(p.ReplicatedOffset, 10),
-				behind, msCell(p.TimeBehindMs), output.Count(ios, p.TargetEndOffset), p.From, status(p.Breach), p.Owner)
+				behind, msCell(p.TimeBehindMs), output.Count(ios, p.TargetEndOffset), p.From, partStatus(p, status(p.Breach)), p.Owner)
 		}
 		leader, members := "", strconv.Itoa(len(f.Members))
 		if f.Leader != nil {

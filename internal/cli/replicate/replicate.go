@@ -178,6 +178,9 @@ type TopicResult struct {
 	Records     int64  `json:"records"` // acknowledged by the target in this run
 	Bytes       int64  `json:"bytes"`   // value bytes of those records
 	Stopped     int    `json:"stopped_partitions"`
+	// Skipped is the source offsets of the topic that were never copied
+	// (replicate.PartitionStats.Skipped, summed).
+	Skipped int64 `json:"skipped"`
 }
 
 func runReplicate(ctx context.Context, opts *ReplicateOptions) error {
@@ -257,7 +260,31 @@ func runReplicate(ctx context.Context, opts *ReplicateOptions) error {
 		}
 		return ctx.Err() // interrupted: exit 130 after the position was saved
 	}
+	if lossOnly(runErr) {
+		// Records that will not reach the target (each error names its
+		// topic, partition and offsets): the run did less than asked.
+		return &cmdutil.CheckFailedError{Err: runErr}
+	}
 	return runErr
+}
+
+// isLoss reports whether err is a loss event or a refused record.
+func isLoss(err error) bool {
+	var rerr *replicate.RecordError
+	var lerr *replicate.LossEvent
+	return errors.As(err, &rerr) || errors.As(err, &lerr)
+}
+
+// lossOnly reports whether err is non-nil and every error joined in it is a
+// loss event or a refused record, so the exit is 3 (a check failed), not 1.
+func lossOnly(err error) bool {
+	errs := unjoin(err)
+	for _, e := range errs {
+		if !isLoss(e) {
+			return false
+		}
+	}
+	return len(errs) > 0
 }
 
 // onceProgress draws --once's progress bar on a terminal's stderr (records
@@ -382,6 +409,7 @@ func render(opts *ReplicateOptions, stats []replicate.PartitionStats, groups []r
 		if s.Error != "" {
 			tr.Stopped++
 		}
+		tr.Skipped += s.Skipped
 	}
 	res := RunResult{Envelope: output.NewEnvelope(), Topics: []TopicResult{}, Groups: groups, Members: members, Errors: []string{}}
 	if res.Members == nil {
@@ -400,9 +428,8 @@ func render(opts *ReplicateOptions, stats []replicate.PartitionStats, groups []r
 		}
 		return a.Topic < b.Topic
 	})
-	var rerr *replicate.RecordError
 	for _, e := range unjoin(runErr) {
-		if errors.As(e, &rerr) {
+		if isLoss(e) {
 			res.Errors = append(res.Errors, e.Error())
 		}
 	}

@@ -1,0 +1,241 @@
+package replicate
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/mirrorctl/mirrorctl/replicate/progress"
+)
+
+// Loss reporting. Whatever keeps source records from reaching the target
+// (records deleted before they were copied, a topic recreated under the
+// mirror, a record the target refuses) is a loss event of one partition. Each
+// event is reported in every place an operator or a script looks:
+//
+//   - one ERROR log line when it is found (at most lossLogBurst lines per
+//     flow and minute; the next line allowed says how many were held back);
+//   - the partition's observer, when it implements [LossObserver]
+//     (internal/metrics: mirrorctl_records_skipped_total and
+//     mirrorctl_loss_events_total, and the partition's state in /status);
+//   - the partition's progress records (package replicate/progress: the
+//     skipped total and the newest event), which is where `lag` reads the
+//     partition's state from;
+//   - [PartitionStats].Losses, and the error [Mirror.Run] returns once the
+//     flows stopped (a *LossEvent per event), which makes `replicate --once`
+//     exit 3 naming topic, partition and offsets.
+
+// LossKind says why source records did not reach the target.
+type LossKind string
+
+// Loss kinds.
+const (
+	// LossGap: source records were deleted (retention, DeleteRecords)
+	// before they were copied: offsets [From, To) are missing on the
+	// target. Copying goes on from the log start unless the source
+	// consumer's auto.offset.reset is none, which stops the partition.
+	LossGap LossKind = "gap"
+	// LossSourceRecreated: the source topic was deleted and created again
+	// (its topic ID changed); the positions saved for the old topic mean
+	// nothing for the new one.
+	LossSourceRecreated LossKind = "recreated"
+	// LossTargetRecreated: the remote topic on the target was deleted or
+	// recreated; what was copied into it is gone.
+	LossTargetRecreated LossKind = "target-recreated"
+	// LossRefused: the target refused a record ([RecordError]); the
+	// partition stops at it, nothing is skipped.
+	LossRefused LossKind = "refused"
+)
+
+// LossKinds lists every [LossKind], so that metrics can start each series
+// at zero.
+var LossKinds = []LossKind{LossGap, LossSourceRecreated, LossTargetRecreated, LossRefused}
+
+// LossEvent is one loss event of a source partition. Source offsets [From,
+// To) did not reach the target: Count of them (To-From; 0 when the partition
+// stopped before it lost any). Stopped says the partition copies nothing
+// more until an operator acts; Reason says what happened and what to do.
+type LossEvent struct {
+	Flow        string    `json:"flow"`
+	Topic       string    `json:"topic"` // source topic
+	RemoteTopic string    `json:"remote_topic"`
+	Partition   int32     `json:"partition"`
+	Kind        LossKind  `json:"kind"`
+	From        int64     `json:"from"`
+	To          int64     `json:"to"`
+	Count       int64     `json:"count"` // source offsets, To-From
+	Stopped     bool      `json:"stopped"`
+	Reason      string    `json:"reason"`
+	Time        time.Time `json:"time"` // when it was found
+}
+
+// Error says what was lost where: flow, partition, offsets, count, why, and
+// whether the partition stopped.
+func (e *LossEvent) Error() string {
+	s := fmt.Sprintf("flow %s: %s[%d]: %s", e.Flow, e.Topic, e.Partition, e.Kind)
+	if e.Count > 0 {
+		s += fmt.Sprintf(": source offsets %d to %d (%d records) not copied", e.From, e.To-1, e.Count)
+	} else if e.From >= 0 {
+		s += fmt.Sprintf(" at source offset %d", e.From)
+	}
+	if e.Reason != "" {
+		s += ": " + e.Reason
+	}
+	if e.Stopped {
+		s += "; partition stopped"
+	}
+	return s
+}
+
+// progressLoss is e as the progress topic keeps it.
+func (e *LossEvent) progressLoss() *progress.Loss {
+	return &progress.Loss{Kind: string(e.Kind), From: e.From, To: e.To, Count: e.Count, Stopped: e.Stopped, Reason: e.Reason, TimeMs: e.Time.UnixMilli()}
+}
+
+// LossObserver is implemented by a [PartitionObserver] that wants the
+// partition's loss events (internal/metrics counts them). Loss is called
+// once per event, never in the per-record path.
+type LossObserver interface {
+	Loss(LossEvent)
+}
+
+// maxLossEvents is how many events a task keeps for its stats.
+const maxLossEvents = 16
+
+// lossState is a task's loss bookkeeping, guarded by task.mu.
+type lossState struct {
+	events  []LossEvent    // this task's, newest last, at most maxLossEvents
+	skipped int64          // offsets never copied, including those the progress already counted
+	last    *progress.Loss // newest event, inherited from the progress at start
+	stop    *LossEvent     // the event that stopped the task
+	dirty   bool           // changed since the last progress write
+	topicID string         // the source topic's ID this task copies, "" unknown
+}
+
+// lossLogBurst is the most loss ERROR lines a flow logs per minute.
+const lossLogBurst = 10
+
+// lossLimiter holds back loss log lines past lossLogBurst a minute.
+type lossLimiter struct {
+	mu         sync.Mutex
+	start      time.Time
+	n          int
+	suppressed int
+}
+
+// allow says whether a line may be logged now, and how many were held back
+// since the last one allowed.
+func (l *lossLimiter) allow(now time.Time) (bool, int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if now.Sub(l.start) >= time.Minute {
+		l.start, l.n = now, 0
+	}
+	if l.n >= lossLogBurst {
+		l.suppressed++
+		return false, 0
+	}
+	l.n++
+	held := l.suppressed
+	l.suppressed = 0
+	return true, held
+}
+
+// reportLoss records a loss event of t and reports it (see the top of this
+// file). With ev.Stopped the task stops: nothing more of its partition is
+// produced. t.mu must not be held.
+func (w *worker) reportLoss(t *task, ev LossEvent) {
+	ev.Flow, ev.Topic, ev.RemoteTopic, ev.Partition = w.cfg.Name(), t.src.topic, t.remote, t.src.partition
+	if ev.Time.IsZero() {
+		ev.Time = w.now()
+	}
+	if ev.Count == 0 && ev.To > ev.From {
+		ev.Count = ev.To - ev.From
+	}
+	t.mu.Lock()
+	if len(t.loss.events) == maxLossEvents {
+		t.loss.events = append(t.loss.events[:0], t.loss.events[1:]...)
+	}
+	t.loss.events = append(t.loss.events, ev)
+	t.loss.skipped += ev.Count
+	t.loss.last = ev.progressLoss()
+	t.loss.dirty = true
+	if ev.Stopped {
+		e := ev
+		t.loss.stop = &e
+	}
+	t.mu.Unlock()
+	if ev.Stopped {
+		t.halted.Store(true)
+		t.state.Store(TaskStopped)
+		if w.consumer != nil {
+			w.consumer.PauseFetchPartitions(map[string][]int32{t.src.topic: {t.src.partition}})
+		}
+	}
+	if lo, ok := t.obs.(LossObserver); ok {
+		lo.Loss(ev)
+	}
+	if ok, held := w.lossLog.allow(ev.Time); ok {
+		msg := "source records not copied"
+		if ev.Stopped {
+			msg = "partition stopped"
+		}
+		attrs := []any{"kind", ev.Kind, "topic", ev.Topic, "partition", ev.Partition, "from", ev.From, "to", ev.To, "count", ev.Count, "err", &ev}
+		if held > 0 {
+			attrs = append(attrs, "loss_lines_held_back", held)
+		}
+		w.log.Error(msg, attrs...)
+	}
+}
+
+// inheritLoss takes the skipped total and newest event the progress holds
+// for t, so that t's own progress writes keep them.
+func (t *task) inheritLoss(v progress.Value) {
+	t.mu.Lock()
+	t.loss.skipped, t.loss.last = v.Skipped, v.Loss
+	t.mu.Unlock()
+}
+
+// lossErrors returns the loss events of every task of the run, but those of
+// refused records (recordErrors reports them), sorted by topic and
+// partition, oldest first.
+func (w *worker) lossErrors() []error {
+	var evs []LossEvent
+	for _, t := range w.everyTask() {
+		t.mu.Lock()
+		for _, ev := range t.loss.events {
+			if ev.Kind != LossRefused {
+				evs = append(evs, ev)
+			}
+		}
+		t.mu.Unlock()
+	}
+	sort.SliceStable(evs, func(i, j int) bool {
+		if evs[i].Topic != evs[j].Topic {
+			return evs[i].Topic < evs[j].Topic
+		}
+		return evs[i].Partition < evs[j].Partition
+	})
+	out := make([]error, len(evs))
+	for i := range evs {
+		out[i] = &evs[i]
+	}
+	return out
+}
+
+// progressValue is the progress record value of t at next, t.mu held.
+func (t *task) progressValue(next int64, now time.Time) progress.Value {
+	return progress.Value{Next: next, Time: now, TopicID: t.loss.topicID, Skipped: t.loss.skipped, Loss: t.loss.last}
+}
+
+// gapReason says what happened to records deleted before they were copied
+// and what the mirror does about it; next is the first offset the source
+// still holds.
+func gapReason(stop bool, next int64) string {
+	if stop {
+		return "deleted on the source (retention or DeleteRecords) before they were copied; auto.offset.reset is none, so the partition stops: " +
+			"to copy on from the log start, remove auto.offset.reset=none from the source consumer settings and restart"
+	}
+	return fmt.Sprintf("deleted on the source (retention or DeleteRecords) before they were copied; copying goes on from offset %d, the log start", next)
+}
