@@ -346,6 +346,9 @@ func (fr *flowRunner) setUp(ctx context.Context) (topics []string, _ func(), err
 			"item", name, "cluster", cfg.Source)
 	}
 	for _, t := range plan.Replicated() {
+		if t.Note != "" {
+			fr.log.Warn(t.Note, "topic", t.Topic)
+		}
 		topics = append(topics, t.Topic)
 		fr.subscribed[t.Topic] = true
 	}

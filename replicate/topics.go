@@ -29,6 +29,10 @@ type TopicPlan struct {
 	Partitions       int32  `json:"partitions"`             // source partition count
 	TargetPartitions int32  `json:"target_partitions"`      // remote partition count now (0 when missing)
 	Reason           string `json:"reason,omitempty"`       // why a topic is skipped
+	// Note is set on a replicated topic whose name is a platform
+	// component's, not user data (filter.WellKnownTopic: _schemas,
+	// connect-*, _confluent-*): MM2's rules copy it, which is rarely meant.
+	Note string `json:"note,omitempty"`
 }
 
 // Plan is a flow's topic plan: every topic listed on the source, sorted by
@@ -100,6 +104,10 @@ func PlanFlow(ctx context.Context, cfg FlowConfig, src, tgt *kadm.Client) (*Plan
 			continue
 		}
 		tp.RemoteTopic = cfg.Policy.FormatRemoteTopic(cfg.Source, name)
+		if owner, ok := filter.WellKnownTopic(name); ok {
+			tp.Note = fmt.Sprintf("%s looks like %s, not user data; it is replicated because the topics filter matches it and MM2's internal-topic rules do not exclude it: "+
+				"add it to topics.exclude unless a copy is meant", name, owner)
+		}
 		if td, ok := tgtTopics[tp.RemoteTopic]; ok && td.Err == nil {
 			tp.TargetPartitions = int32(len(td.Partitions))
 		}

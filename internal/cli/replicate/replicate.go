@@ -387,6 +387,11 @@ func dryRun(ctx context.Context, opts *ReplicateOptions, flows []replicate.FlowC
 			}
 			t.AddRow(p.Flow, it.Topic, "", action, "1", "", fmt.Sprintf("%s topic on %s (%s)", it.Purpose, it.Cluster, note))
 		}
+		for _, tp := range p.Topics {
+			if tp.Note != "" {
+				cmdutil.Notef(opts.IO, "flow %s: %s", p.Flow, tp.Note)
+			}
+		}
 		if len(p.Replicated()) == 0 {
 			fmt.Fprintf(opts.IO.ErrOut, "warning: flow %s: no topic on %s is replicated (%d listed); check the topics filter\n", p.Flow, p.Source, len(p.Topics))
 		}

@@ -1,0 +1,75 @@
+package replicate_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/mirrorctl/mirrorctl/internal/testkit"
+	"github.com/mirrorctl/mirrorctl/replicate"
+)
+
+// TestDryRunNotesWellKnownTopics: with MM2's default topics (".*"), the
+// source's _schemas and connect-offsets are replicated (MM2's
+// isInternalTopic does not exclude them, nor does mirrorctl) and --dry-run
+// says so in a note naming the topic and topics.exclude; the internal-topic
+// rules of ReplicationPolicy.isInternalTopic skip ".internal", "-internal",
+// "__" and "." names with their reason; a user topic gets no note.
+func TestDryRunNotesWellKnownTopics(t *testing.T) {
+	e := newEnv(t, "")
+	u := testkit.Name("t")
+	orders, connect := "orders-"+u, "connect-offsets-"+u
+	for _, topic := range []string{orders, "_schemas", connect, u + ".internal", u + "-internal", "__" + u, "." + u, "x" + u + "_internal"} {
+		e.CreateTopic(t, testkit.East, topic, 1, nil)
+	}
+	code, _, stderr := run(t, "replicate", "--dry-run", "-c", e.config)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		"note: flow us-east->eu-west: _schemas looks like Schema Registry's schema store (kafkastore.topic), not user data",
+		"note: flow us-east->eu-west: " + connect + " looks like a Kafka Connect internal topic",
+		"add it to topics.exclude unless a copy is meant",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if strings.Contains(stderr, "note: flow us-east->eu-west: "+orders) {
+		t.Errorf("a user topic got a note:\n%s", stderr)
+	}
+
+	code, stdout, stderr := run(t, "replicate", "--dry-run", "-c", e.config, "-o", "json")
+	if code != 0 {
+		t.Fatalf("json: exit %d: %s", code, stderr)
+	}
+	var res struct {
+		Flows []replicate.Plan `json:"flows"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]replicate.TopicPlan{}
+	for _, tp := range res.Flows[0].Topics {
+		got[tp.Topic] = tp
+	}
+	for topic, wantReplicated := range map[string]bool{
+		orders: true, "_schemas": true, connect: true, "x" + u + "_internal": true,
+		u + ".internal": false, u + "-internal": false, "__" + u: false, "." + u: false,
+	} {
+		tp, ok := got[topic]
+		if !ok {
+			t.Errorf("%s not in the plan", topic)
+			continue
+		}
+		if replicated := tp.Action != replicate.ActionSkip; replicated != wantReplicated {
+			t.Errorf("%s: action %s (%s), want replicated=%v", topic, tp.Action, tp.Reason, wantReplicated)
+		}
+		if wantNote := topic == "_schemas" || topic == connect; (tp.Note != "") != wantNote {
+			t.Errorf("%s: note %q, want a note: %v", topic, tp.Note, wantNote)
+		}
+		if !wantReplicated && !strings.Contains(tp.Reason, "is internal") {
+			t.Errorf("%s: reason %q does not say internal", topic, tp.Reason)
+		}
+	}
+}
