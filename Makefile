@@ -68,8 +68,11 @@ completions-check: completions ## fail when the committed completions/ differ fr
 	@git diff --exit-code -- completions/ && test -z "$$(git ls-files --others --exclude-standard completions/)" \
 	  || { echo "completions/ is stale: run make completions and commit it"; exit 1; }
 
-golden: ## rewrite golden files from current output
-	$(GO) test ./... -update
+# Only the packages whose tests use internal/cli/clitest know -update (any
+# other test binary rejects the flag).
+GOLDEN_PKGS = $(shell grep -rl 'clitest\.' --include='*_test.go' . | xargs -n1 dirname | sort -u)
+golden: ## rewrite golden files from current output (then review git diff)
+	$(GO) test -count=1 $(GOLDEN_PKGS) -update
 
 test-kafka: ## real Apache Kafka (KRaft) brokers and MirrorMaker 2, installed into a cache outside the repo
 	bash scripts/test-kafka.sh

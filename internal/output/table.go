@@ -154,8 +154,11 @@ var ErrTableJSON = errors.New("output: a Table cannot render JSON; use WriteJSON
 //     the grid and each non-empty text cell is printed
 //     under its row ("  reason: ...", wrapped to the terminal); then value
 //     columns are cut with "…" down to 12 cells; identity columns (flow, group,
-//     topic, partition, ...), number columns and header words are never cut, so
-//     a table that still does not fit is printed wider than the terminal.
+//     topic, partition, ...), number columns and header words are never cut.
+//     A grid still wider than the terminal gives up its identity columns
+//     that hold one value in every row (two rows or more): each is printed
+//     once above the table ("flow: us-east->eu-west") and the rest is laid
+//     out again; what still does not fit is printed wider than the terminal.
 //   - FormatTable off a TTY: one line per row, cells separated by a tab, no
 //     header line.
 //   - FormatTSV: the same with a header row of SnakeHeader names.
@@ -453,6 +456,86 @@ func wrap(s string, width int) []string {
 }
 
 // renderAligned is the only code that touches tablewriter (v1 API).
+// gridWidth is the width in cells of the grid laid out as widths, with the
+// detached columns left out and two cells between columns.
+func gridWidth(widths []int, detached []bool) int {
+	total, n := 0, 0
+	for i, w := range widths {
+		if !detached[i] {
+			total += w
+			n++
+		}
+	}
+	return total + 2*max(n-1, 0)
+}
+
+// toned is cell c of column i in that column's tone.
+func (t *Table) toned(st Styles, i int, c string) string {
+	if fn := t.tones[i]; fn != nil {
+		return st.Tone(fn(c), c)
+	}
+	return c
+}
+
+// hoistedTable is a table with its one-value columns taken out: hoist
+// lists their indexes in the original table, t is the rest.
+type hoistedTable struct {
+	hoist []int
+	t     *Table
+}
+
+// hoisted returns t without the identity columns (by kind or header, not
+// numbers) whose cells (escaped: cells) are the same non-empty value in
+// every row, when there are at least two rows, at least one such column
+// and at least one other column; ok is false otherwise.
+func (t *Table) hoisted(cells [][]string) (hoistedTable, bool) {
+	if len(cells) < 2 {
+		return hoistedTable{}, false
+	}
+	var out hoistedTable
+	keep := []int{}
+	for i := range t.headers {
+		k := t.kinds[i]
+		if k == KindAuto {
+			k = KindOf(t.headers[i])
+		}
+		same := k == KindIdentity && i < len(cells[0]) && cells[0][i] != ""
+		for _, r := range cells[1:] {
+			if !same {
+				break
+			}
+			same = i < len(r) && r[i] == cells[0][i]
+		}
+		if same {
+			out.hoist = append(out.hoist, i)
+		} else {
+			keep = append(keep, i)
+		}
+	}
+	if len(out.hoist) == 0 || len(keep) == 0 {
+		return hoistedTable{}, false
+	}
+	rest := &Table{}
+	for _, i := range keep {
+		rest.headers = append(rest.headers, t.headers[i])
+		rest.kinds = append(rest.kinds, t.kinds[i])
+		rest.tones = append(rest.tones, t.tones[i])
+	}
+	for _, r := range t.rows {
+		row := make([]string, 0, len(keep))
+		for _, i := range keep {
+			if i < len(r) {
+				row = append(row, r[i])
+			} else {
+				row = append(row, "")
+			}
+		}
+		rest.rows = append(rest.rows, row)
+	}
+	out.t = rest
+	return out, true
+}
+
 func (t *Table) renderAligned(ios *iostreams.IOStreams) error {
 	st := NewStyles(ios)
 	upper := make([]string, len(t.headers))
@@ -471,6 +554,21 @@ func (t *Table) renderAligned(ios *iostreams.IOStreams) error {
 		maxWidth = 0
 	}
 	widths, kinds, detached := layout(upper, cells, t.kinds, maxWidth)
+	if maxWidth > 0 && gridWidth(widths, detached) > maxWidth {
+		if rest, ok := t.hoisted(cells); ok {
+			// Columns holding one value in every row move above the
+			// table as "flow: us-east->eu-west", and the rest is laid
+			// out again.
+			var head strings.Builder
+			for _, h := range rest.hoist {
+				fmt.Fprintf(&head, "%s %s\n", st.Muted(strings.ToLower(t.headers[h])+":"), t.toned(st, h, cells[0][h]))
+			}
+			if _, err := io.WriteString(ios.Out, head.String()); err != nil {
+				return fmt.Errorf("writing table: %w", err)
+			}
+			return rest.t.renderAligned(ios)
+		}
+	}
 	// Headers wrap like text cells when their column was narrowed below
 	// them (at spaces, so never inside a word); they are the first rows.
 	var headerParts [][]string

@@ -255,3 +255,37 @@ func TestSafeJSON(t *testing.T) {
 		t.Fatalf("round trip = %q, %v", back["g"], err)
 	}
 }
+
+// A grid too wide even after text and values gave way prints the identity
+// columns that hold one value in every row once above it, and lays out the
+// rest; with one row, or when every column would go, nothing moves.
+func TestTableHoistsOneValueColumns(t *testing.T) {
+	render := func(width int, rows ...[]string) string {
+		ios, _, out, _ := iostreams.Test()
+		ios.SetStdoutTTY(true)
+		ios.SetColorDisabled(true)
+		ios.SetTerminalWidth(width)
+		tb := NewTable("flow", "topic", "partition", "status")
+		for _, r := range rows {
+			tb.AddRow(r...)
+		}
+		if err := tb.Render(ios, FormatTable); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	const flow = "us-east-production->eu-west-disaster-recovery"
+	a := []string{flow, "orders", "0", "ok"}
+	b := []string{flow, "payments", "1", "ok"}
+	got := render(40, a, b)
+	want := "flow: " + flow + "\nTOPIC     PARTITION  STATUS\norders    0          ok\npayments  1          ok\n"
+	if got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+	if got := render(200, a, b); !strings.HasPrefix(got, "FLOW ") {
+		t.Fatalf("a table that fits moved a column:\n%s", got)
+	}
+	if got := render(40, a); !strings.HasPrefix(got, "FLOW ") {
+		t.Fatalf("one row moved a column:\n%s", got)
+	}
+}

@@ -335,6 +335,9 @@ func renderTables(w io.Writer, opts *Options, res Result) error {
 		}
 	}
 	pt := output.NewTable("flow", "topic", "partition", "source end", "replicated", "records behind", "time behind", "target end", "from", "status", "owner")
+	// The owner (client-id[host:pid]@address) gives way like free text:
+	// on a narrow terminal it moves under its row.
+	pt.SetKind("owner", output.KindText)
 	ft := output.NewTable("flow", "heartbeat age", "status", "leader", "members")
 	gt := output.NewTable("flow", "group", "checkpoint age", "rereads on failover", "status")
 	for _, f := range res.Flows {
