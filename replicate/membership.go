@@ -251,6 +251,10 @@ func (fr *flowRunner) holdMembership(ctx context.Context, m *groupMember) (bool,
 			joined = nil
 			fr.setMembership(MemberActive)
 		case <-refresh:
+			// New partitions of subscribed topics: the group learns of them
+			// from its metadata, refreshed now rather than after
+			// metadata.max.age.ms (growth.go).
+			m.cl.ForceMetadataRefresh()
 			topics, err := fr.newTopics(ctx)
 			if err != nil {
 				if ctx.Err() == nil {

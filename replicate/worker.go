@@ -227,7 +227,12 @@ func (w *worker) startBatch(ctx context.Context, batch []*task) error {
 			}
 			return nil
 		},
-		func(ctx context.Context) error { return awaitRemotePartitions(ctx, w.data, need) },
+		func(ctx context.Context) error {
+			if err := awaitRemotePartitions(ctx, w.data, need); err != nil {
+				return err
+			}
+			return awaitProducerPartitions(ctx, w.data, need) // growth.go
+		},
 	}
 	if w.cfg.StartFromLatest {
 		steps = append(steps, func(ctx context.Context) (err error) {
@@ -295,6 +300,9 @@ func (w *worker) startBatch(ctx context.Context, batch []*task) error {
 		w.log.Info("partition task started", "topic", t.src.topic, "partition", t.src.partition, "resume", start, "from", from)
 	}
 	w.consumer.AddConsumePartitions(add)
+	// A partition the consumer's metadata lacks (one just added to the
+	// source) is fetched only once its metadata is refreshed (growth.go).
+	w.consumer.ForceMetadataRefresh()
 	return errors.Join(errs...)
 }
 
