@@ -195,7 +195,8 @@ func (fr *flowRunner) run(ctx context.Context) (err error) {
 
 	bgCtx, stopBg := context.WithCancel(ctx)
 	var bg sync.WaitGroup
-	bg.Add(3)
+	bg.Add(4)
+	go func() { defer bg.Done(); w.runPositions(bgCtx) }() // health.go
 	go func() { defer bg.Done(); w.runSyncSender(bgCtx) }()
 	go func() { defer bg.Done(); w.runProgressWriter(bgCtx) }()
 	go func() {

@@ -153,7 +153,11 @@ func (w *worker) start(batch []*task) {
 	first := time.Now()
 	for {
 		err := w.startBatch(ctx, batch)
-		if err == nil || ctx.Err() != nil {
+		if err == nil {
+			w.reportPositions(ctx, batch) // records behind from the start, also while idle (health.go)
+			return
+		}
+		if ctx.Err() != nil {
 			return
 		}
 		// What will not heal (no permission, the progress topic gone), or

@@ -269,9 +269,9 @@ mirrorctl_flow_up{source="us-east",target="eu-west"} 1
 	if err := testutil.CollectAndCompare(o, strings.NewReader(want), names...); err != nil {
 		t.Fatal(err)
 	}
-	// partition: 4 counts/rates + 4 age + 4 latency + records_behind + skipped and loss events per loss kind;
+	// partition: 4 counts/rates + 4 age + 4 latency + records_behind + partition_up + skipped and loss events per loss kind;
 	// checkpoint: 4; group age; flow up.
-	if n, want := testutil.CollectAndCount(o), 4+4+4+1+2*len(replicate.LossKinds)+4+1+1; n != want {
+	if n, want := testutil.CollectAndCount(o), 4+4+4+1+1+2*len(replicate.LossKinds)+4+1+1; n != want {
 		t.Fatalf("%d series, want %d", n, want)
 	}
 }

@@ -23,6 +23,7 @@
 //	mirrorctl_flow_up                 1 while the flow copies, 0 once it stopped, per flow
 //	mirrorctl_flow_leader             1 while this process leads the flow, else 0, per flow
 //	mirrorctl_rebalance_partitions_total  partitions assigned to, revoked from or lost by this process, per flow and change
+//	mirrorctl_partition_up            1 while this process copies the partition, 0 once a loss event stopped it (refused record, gap with auto.offset.reset=none, ...), per partition
 //	mirrorctl_records_skipped_total   source offsets that will not reach the target, per partition and reason (a replicate.LossKind: gap, recreated, target-recreated, refused); every partition starts at 0 for each reason
 //	mirrorctl_loss_events_total       loss events (replicate.LossEvent), per partition and reason, from 0 likewise
 //
@@ -75,6 +76,7 @@ const (
 	FlowUp               = "mirrorctl_flow_up"
 	FlowLeader           = "mirrorctl_flow_leader"
 	RebalancePartitions  = "mirrorctl_rebalance_partitions_total"
+	PartitionUp          = "mirrorctl_partition_up"
 	RecordsSkipped       = "mirrorctl_records_skipped_total"
 	LossEvents           = "mirrorctl_loss_events_total"
 	suffixMin, suffixMax = "_min", "_max"
@@ -107,6 +109,7 @@ var (
 	dFlowUp      = desc(FlowUp, "1 while the flow copies records, 0 once it stopped", flowLabels)
 	dLeader      = desc(FlowLeader, "1 while this process is the flow leader (topic sync, checkpoints, heartbeats), else 0", flowLabels)
 	dRebalance   = desc(RebalancePartitions, "Partitions of the flow assigned to, revoked from (handed over) or lost by this process", []string{"source", "target", "change"})
+	dPartUp      = desc(PartitionUp, "1 while this process copies the partition, 0 once a loss event stopped it (it copies nothing more until an operator acts)", partLabels)
 	lossLabels   = append(append([]string(nil), partLabels...), "reason")
 	dSkipped     = desc(RecordsSkipped, "Source offsets of the partition that will not reach the target (deleted before they were copied, topic recreated, ...), by reason", lossLabels)
 	dLossEvents  = desc(LossEvents, "Loss events of the partition (records that will not reach the target, or a stop), by reason", lossLabels)
@@ -291,6 +294,22 @@ func (p *Partition) Loss(ev replicate.LossEvent) {
 	p.loss.last = append(p.loss.last, ev)
 }
 
+// Position records the partition's next source offset to copy and the
+// source high watermark, read outside the copy path (at the task's start and
+// every few seconds), so an idle or stopped partition has a records_behind
+// series too. It implements replicate.PositionObserver. A next below the
+// newest acknowledged one is ignored.
+func (p *Partition) Position(next, highWatermark int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.hasNext || next > p.next {
+		p.next, p.hasNext = next, true
+	}
+	if highWatermark >= 0 && (!p.hasHWM || highWatermark > p.hwm) {
+		p.hwm, p.hasHWM = highWatermark, true
+	}
+}
+
 // Fetched records the source high watermark.
 func (p *Partition) Fetched(hwm int64) {
 	p.mu.Lock()
@@ -387,6 +406,7 @@ type partSnap struct {
 	behind               int64 // -1 unknown
 	hwm, next            int64
 	skipped, events      map[replicate.LossKind]int64
+	stopped              bool
 	state                string
 	losses               []replicate.LossEvent
 }
@@ -420,7 +440,7 @@ func (p *Partition) snapshot(now int64) partSnap {
 		s.losses = append([]replicate.LossEvent(nil), p.loss.last...)
 	}
 	if p.loss.stopped {
-		s.state = "stopped"
+		s.state, s.stopped = "stopped", true
 	}
 	s.skipped, s.events = map[replicate.LossKind]int64{}, map[replicate.LossKind]int64{}
 	for k, v := range p.loss.skipped {
@@ -432,20 +452,45 @@ func (p *Partition) snapshot(now int64) partSnap {
 	return s
 }
 
-// Ready reports whether at least one flow started and every flow that
-// started is still up (connected and copying).
+// Ready reports whether at least one flow started, every flow that started
+// is still up (connected and copying), and no partition of this process is
+// stopped (see [Observer.Stopped]).
 func (o *Observer) Ready() bool {
 	o.mu.Lock()
-	defer o.mu.Unlock()
 	if len(o.flows) == 0 {
+		o.mu.Unlock()
 		return false
 	}
 	for _, up := range o.flows {
 		if !up {
+			o.mu.Unlock()
 			return false
 		}
 	}
-	return true
+	o.mu.Unlock()
+	return len(o.Stopped()) == 0
+}
+
+// Stopped returns the partitions a loss event stopped in this process, as
+// "<remote topic>[<partition>]", sorted: while there is one, the process is
+// not ready (/readyz 503), since part of what it should copy is not copied.
+func (o *Observer) Stopped() []string {
+	o.mu.Lock()
+	parts := make([]*Partition, 0, len(o.parts))
+	for _, p := range o.parts {
+		parts = append(parts, p)
+	}
+	o.mu.Unlock()
+	var out []string
+	for _, p := range parts {
+		p.mu.Lock()
+		if p.loss.stopped {
+			out = append(out, p.labels[2]+"["+p.labels[3]+"]")
+		}
+		p.mu.Unlock()
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Status returns every flow and its partitions, sorted by source, target,
@@ -522,7 +567,7 @@ func (o *Observer) Status() Status {
 
 // Describe implements prometheus.Collector.
 func (o *Observer) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{dRecordCount, dRecordRate, dByteCount, dByteRate, dBehind, dCkAge, dFlowUp, dLeader, dRebalance, dSkipped, dLossEvents} {
+	for _, d := range []*prometheus.Desc{dRecordCount, dRecordRate, dByteCount, dByteRate, dBehind, dCkAge, dFlowUp, dLeader, dRebalance, dPartUp, dSkipped, dLossEvents} {
 		ch <- d
 	}
 	for _, s := range []statDescs{dRecordAge, dLatency, dCkLatency} {
@@ -612,6 +657,11 @@ func (o *Observer) Collect(ch chan<- prometheus.Metric) {
 		if s.behind >= 0 {
 			gauge(ch, dBehind, float64(s.behind), l)
 		}
+		up := 1.0
+		if s.stopped {
+			up = 0
+		}
+		gauge(ch, dPartUp, up, l)
 		for _, k := range replicate.LossKinds {
 			ll := append(append(make([]string, 0, 5), l...), string(k))
 			ch <- prometheus.MustNewConstMetric(dSkipped, prometheus.CounterValue, float64(s.skipped[k]), ll...)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,7 +19,7 @@ import (
 //
 //	GET /metrics  Prometheus text exposition: o's series plus go_* and process_* collectors
 //	GET /healthz  200 "ok" while the process runs
-//	GET /readyz   200 "ready" when every flow is up (see [Observer.Ready]), else 503 "not ready"
+//	GET /readyz   200 "ready" when every flow is up and no partition is stopped (see [Observer.Ready]), else 503 "not ready" (naming the stopped partitions)
 //	GET /status   [Status] as JSON
 //
 // It returns an error if o's descriptors clash with the standard collectors
@@ -40,7 +41,11 @@ func Handler(o *Observer) (http.Handler, error) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		if !o.Ready() {
 			w.WriteHeader(http.StatusServiceUnavailable)
-			_, _ = w.Write([]byte("not ready\n"))
+			msg := "not ready\n"
+			if stopped := o.Stopped(); len(stopped) > 0 {
+				msg = fmt.Sprintf("not ready: %d partitions stopped: %s\n", len(stopped), strings.Join(stopped, ", "))
+			}
+			_, _ = w.Write([]byte(msg))
 			return
 		}
 		_, _ = w.Write([]byte("ready\n"))
