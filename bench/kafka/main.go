@@ -44,6 +44,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"sort"
 	"strconv"
@@ -122,6 +123,8 @@ func main() {
 	latRate := flag.Float64("latency-rate", 0, "records/s offered in the latency phase (default: half the bare pipe's median rate on the mix)")
 	out := flag.String("out", "", "also write the results as Markdown to this file (default bench/results/<date>.md)")
 	only := flag.String("only", "", "comma-separated contender kinds to run (mm2,mirrorctl,pipe); default all")
+	flag.StringVar(&match, "match", "", "regular expression: run only the contenders whose name matches it (after -only), "+
+		"e.g. 'topic exists$|pipe' for the single-process target alone")
 	flag.StringVar(&wrap, "wrap", "", "prefix for the mirrorctl and pipe commands of the throughput phase, %s = a name for the run, "+
 		"e.g. 'perf record -F 999 -g -o /tmp/perf-%s.data --' (profiling, not measuring)")
 	flag.Parse()
@@ -188,6 +191,22 @@ func run(e env, sets []dataset, runs int, latency time.Duration, latRuns int, la
 				cs = append(cs, c)
 			}
 		}
+	}
+	if match != "" {
+		re, err := regexp.Compile(match)
+		if err != nil {
+			return fmt.Errorf("-match: %w", err)
+		}
+		var kept []contender
+		for _, c := range cs {
+			if re.MatchString(c.name) {
+				kept = append(kept, c)
+			}
+		}
+		if len(kept) == 0 {
+			return fmt.Errorf("-match %q: no contender matches", match)
+		}
+		cs = kept
 	}
 	ctx := context.Background()
 	started := time.Now()
@@ -444,6 +463,9 @@ func procCPU(pid int) (float64, error) {
 
 // wrap, when set, prefixes the measured commands (see -wrap).
 var wrap string
+
+// match, when set, selects contenders by name (see -match).
+var match string
 
 // wrapped returns cmd prefixed by wrap (its %s replaced by name).
 func wrapped(cmd *exec.Cmd, name string) *exec.Cmd {
