@@ -166,6 +166,10 @@ type FlowConfig struct {
 	// latest: what the source still holds is copied). Either way the gap is
 	// reported (loss.go).
 	StopOnGap bool
+	// MM2 says where the flow finds what MirrorMaker 2 copied before
+	// mirrorctl took over, and what to do when nothing is known
+	// (mm2resume.go).
+	MM2 MM2Takeover
 }
 
 // DefaultFlowConfig returns the settings MM2 4.0 uses for a flow when
@@ -210,6 +214,7 @@ func DefaultFlowConfig(source, target string) FlowConfig {
 		TasksMax:                     1,
 		SessionTimeout:               10 * time.Second,
 		TransactionInterval:          200 * time.Millisecond,
+		MM2:                          DefaultMM2Takeover(source),
 	}
 }
 

@@ -53,11 +53,13 @@ type flowEnv struct {
 	once     bool
 	stopWait time.Duration
 	obs      Observer
+	// ignoreMM2 is Options.IgnoreLiveMM2.
+	ignoreMM2 bool
 }
 
 func newFlowRunner(f FlowConfig, opts Options, log *slog.Logger, observing bool) *flowRunner {
 	env := flowEnv{cfg: f, clients: opts.Clients, log: log.With("flow", f.Name()), now: opts.Now, once: opts.Once,
-		stopWait: opts.ShutdownTimeout, obs: opts.Observer}
+		stopWait: opts.ShutdownTimeout, obs: opts.Observer, ignoreMM2: opts.IgnoreLiveMM2}
 	fr := &flowRunner{flowEnv: env, dataDone: make(chan struct{}), membership: MemberJoining, subscribed: map[string]bool{}}
 	if f.Enabled {
 		fr.worker = &worker{flowEnv: env, observing: observing, tasks: make(map[tp]*task), syncWake: make(chan struct{}, 1),
@@ -311,8 +313,18 @@ func (fr *flowRunner) setUp(ctx context.Context) (topics []string, _ func(), err
 		return nil, nil, err
 	}
 
+	// Never beside a running MM2, and know where it stopped (mm2resume.go).
+	if !fr.ignoreMM2 {
+		if err := refuseBesideMM2(ctx, cfg, fr.clients, fr.now); err != nil {
+			return nil, nil, err
+		}
+	}
 	var plan *Plan
 	steps := []func(context.Context) error{
+		func(ctx context.Context) (err error) {
+			w.takeover, err = loadTakeover(ctx, cfg, fr.clients)
+			return err
+		},
 		func(ctx context.Context) error {
 			if err := ensureProgressTopic(ctx, cfg, w.tgt); err != nil {
 				return fmt.Errorf("flow %s: %w", cfg.Name(), err)
@@ -340,6 +352,9 @@ func (fr *flowRunner) setUp(ctx context.Context) (topics []string, _ func(), err
 		})
 	}
 	if err := concurrently(ctx, steps...); err != nil {
+		return nil, nil, err
+	}
+	if err := w.preflightResume(ctx, plan); err != nil {
 		return nil, nil, err
 	}
 	for _, name := range unmatchedNames(cfg, plan) {

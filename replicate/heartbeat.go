@@ -30,6 +30,9 @@ func heartbeatRecord(cfg FlowConfig, now time.Time) (*kgo.Record, error) {
 		Key:       k,
 		Value:     v,
 		Timestamp: time.UnixMilli(hb.Timestamp),
+		// Tells mirrorctl's check for a running MM2 (mm2live.go) that
+		// this heartbeat is not MM2's.
+		Headers: []kgo.RecordHeader{{Key: HeartbeatWriterHeader, Value: []byte("mirrorctl")}},
 	}, nil
 }
 

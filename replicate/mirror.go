@@ -28,6 +28,9 @@ type Options struct {
 	// ShutdownTimeout bounds the final flush of data, offset syncs and
 	// progress after ctx is cancelled; default 30s.
 	ShutdownTimeout time.Duration
+	// IgnoreLiveMM2 starts flows that MirrorMaker 2 still seems to run
+	// (see [DetectMM2]); by default such a flow refuses to start.
+	IgnoreLiveMM2 bool
 }
 
 // Mirror copies topics along its flows. Create it with [New], then call Run

@@ -34,6 +34,7 @@ type worker struct {
 	syncProducer *kgo.Client // == control when the offset-syncs topic is on the target
 	syncTopic    string
 	progress     *progressView
+	takeover     *takeover // what MM2 left, read at the flow's start
 
 	// dmu is held while a poll's records are dispatched and while a task
 	// changes state between running and revoking (see dispatch).
@@ -191,7 +192,8 @@ const startGiveUp = 30 * time.Second
 func permanent(err error) bool {
 	return errors.Is(err, kerr.TopicAuthorizationFailed) || errors.Is(err, kerr.GroupAuthorizationFailed) ||
 		errors.Is(err, kerr.TransactionalIDAuthorizationFailed) || errors.As(err, new(*SettingError)) ||
-		errors.Is(err, kerr.ClusterAuthorizationFailed) || errors.Is(err, kerr.UnknownTopicOrPartition) && strings.Contains(err.Error(), "progress topic")
+		errors.Is(err, kerr.ClusterAuthorizationFailed) || errors.Is(err, kerr.UnknownTopicOrPartition) && strings.Contains(err.Error(), "progress topic") ||
+		errors.Is(err, ErrResumeUnknown)
 }
 
 func (w *worker) startBatch(ctx context.Context, batch []*task) error {
@@ -249,6 +251,38 @@ func (w *worker) startBatch(ctx context.Context, batch []*task) error {
 	if err := concurrently(ctx, steps...); err != nil {
 		return err
 	}
+	// A task without progress resumes where MM2 stopped, or by the reset
+	// policy (mm2resume.go), which needs both ends of the partition.
+	unknown := false
+	for _, t := range batch {
+		if _, ok := w.progress.get(t.src); !ok {
+			unknown = true
+		}
+	}
+	var rends kadm.ListedOffsets
+	if unknown {
+		remotes := make([]string, 0, len(need))
+		for r := range need {
+			remotes = append(remotes, r)
+		}
+		steps := []func(context.Context) error{func(ctx context.Context) (err error) {
+			if rends, err = w.tgt.ListEndOffsets(ctx, remotes...); err != nil {
+				return fmt.Errorf("list end offsets on %s: %w", w.cfg.Target, err)
+			}
+			return nil
+		}}
+		if !w.cfg.StartFromLatest {
+			steps = append(steps, func(ctx context.Context) (err error) {
+				if ends, err = listSourceEnds(ctx, w.cfg, w.src, names...); err != nil {
+					return fmt.Errorf("list end offsets on %s: %w", w.cfg.Source, err)
+				}
+				return nil
+			})
+		}
+		if err := concurrently(ctx, steps...); err != nil {
+			return err
+		}
+	}
 	add := map[string]map[int32]kgo.Offset{}
 	var errs []error
 	w.dmu.Lock()
@@ -262,23 +296,26 @@ func (w *worker) startBatch(ctx context.Context, batch []*task) error {
 			errs = append(errs, fmt.Errorf("start offset of %s[%d] on %s: %v", t.src.topic, t.src.partition, w.cfg.Source, s.Err))
 			continue
 		}
-		start, from := s.Offset, ResumeLogStart
 		written := int64(-1)
-		var gap *LossEvent
 		if val, ok := w.progress.value(t.src); ok {
-			next := val.Next
-			written = next
+			written = val.Next
 			t.inheritLoss(val)
-			if next < s.Offset {
-				// Deleted on the source before they were copied (loss.go).
-				gap = &LossEvent{Kind: LossGap, From: next, To: s.Offset, Stopped: w.cfg.StopOnGap, Reason: gapReason(w.cfg.StopOnGap, s.Offset)}
-			}
-			if gap == nil || gap.Stopped {
-				start, from = next, ResumeProgress
-			}
-		} else if w.cfg.StartFromLatest {
-			if e, ok := ends.Lookup(t.src.topic, t.src.partition); ok && e.Err == nil {
-				start, from = e.Offset, ResumeLogEnd
+		}
+		// The resume point: progress, else where MM2 stopped, else the
+		// reset policy (mm2resume.go).
+		rp, err := w.resumePoint(t, s.Offset, written, ends, rends)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		start, from := rp.Offset, rp.From
+		var gap *LossEvent
+		if rp.Skip > 0 && rp.From != ResumeLogEnd {
+			// Deleted on the source before they were copied (loss.go).
+			next := rp.Offset - rp.Skip
+			gap = &LossEvent{Kind: LossGap, From: next, To: rp.Offset, Stopped: w.cfg.StopOnGap, Reason: gapReason(w.cfg.StopOnGap, rp.Offset)}
+			if gap.Stopped {
+				start = next
 			}
 		}
 		t.resume(start, written, from)

@@ -150,6 +150,8 @@ var actedOnKeys = []string{
 	KeyReverseCheckpoints,
 	// Exactly-once mode and its commit interval.
 	KeyExactlyOnce, KeyTransactionInterval,
+	// Where MM2 stopped, read when mirrorctl takes over a flow.
+	"offset.storage.topic", KeyMM2OffsetsTopic, KeyMM2Connector, KeyMM2ConnectGroup, KeyResumeUnknown,
 }
 
 // TestExactlyOnceErrors: what mirrorctl cannot honour is a config error

@@ -117,7 +117,26 @@ var knownKeys = map[string]keyInfo{
 	// copied with the progress that covers them: what a read_committed
 	// consumer of the target waits, at most, past the copy.
 	KeyTransactionInterval: {kind: kInt, def: "200", min: 10, hasMin: true},
+	// Taking over from MM2 (replicate/mm2resume.go): where MM2's Connect
+	// source offsets are, under which connector name, MM2's Connect worker
+	// group (defaults per flow, filled in by the CLI), and what a partition
+	// with nothing known does when its remote partition holds records.
+	KeyMM2OffsetsTopic: {kind: kString},
+	KeyMM2Connector:    {kind: kString, def: "MirrorSourceConnector"},
+	KeyMM2ConnectGroup: {kind: kString},
+	KeyResumeUnknown:   {kind: kEnum, def: "refuse", enum: []string{"refuse", "log-start", "log-end"}},
+	// The Connect worker's offsets topic: in dedicated mode MM2 keeps its
+	// source offsets there (default mm2-offsets.<source>.internal).
+	"offset.storage.topic": {kind: kString, scope: scopeWorker},
 }
+
+// Keys of the MM2 takeover (mirrorctl's own).
+const (
+	KeyMM2OffsetsTopic = "mirrorctl.mm2.offsets.topic"
+	KeyMM2Connector    = "mirrorctl.mm2.connector.name"
+	KeyMM2ConnectGroup = "mirrorctl.mm2.connect.group"
+	KeyResumeUnknown   = "mirrorctl.resume.unknown"
+)
 
 // KeyProgressInterval is mirrorctl's progress write interval, in ms.
 const KeyProgressInterval = "mirrorctl.progress.interval.ms"

@@ -619,6 +619,17 @@ func (l *loader) buildFlow(s, t string) *Flow {
 		g := "mirrorctl-" + s + "-" + t
 		f.props[KeyGroupID] = &prop{value: g, display: g, origin: OriginDefault}
 	}
+	// MM2's dedicated-mode names for the flow (MirrorMakerConfig.workerConfig):
+	// its Connect offsets topic and worker group, which the MM2 takeover
+	// reads; mirrorctl.mm2.* override them for a Connect cluster.
+	perFlowDefault := func(key, v string) {
+		if p := f.props[key]; p == nil || p.origin == OriginDefault {
+			f.props[key] = &prop{value: v, display: v, origin: OriginDefault}
+		}
+	}
+	perFlowDefault("offset.storage.topic", "mm2-offsets."+s+".internal")
+	perFlowDefault(KeyMM2OffsetsTopic, f.props["offset.storage.topic"].value)
+	perFlowDefault(KeyMM2ConnectGroup, s+"-mm2")
 	f.props["source.cluster.alias"] = &prop{value: s, display: s, origin: OriginDefault}
 	f.props["target.cluster.alias"] = &prop{value: t, display: t, origin: OriginDefault}
 	if e := fk["enabled"]; e != nil {

@@ -56,6 +56,21 @@ func FlowConfig(cfg *config.Config, f *config.Flow) replicate.FlowConfig {
 	fc.ProgressInterval = time.Duration(f.Int(config.KeyProgressInterval)) * time.Millisecond
 	fc.ExactlyOnce = strings.EqualFold(f.String(config.KeyExactlyOnce), "enabled")
 	fc.TransactionInterval = time.Duration(f.Int(config.KeyTransactionInterval)) * time.Millisecond
+	// Where MM2 stopped: its dedicated mode's offsets topic (the worker's
+	// offset.storage.topic), overridden for a Connect cluster by
+	// mirrorctl.mm2.* (defaults filled in by internal/config).
+	if v := f.String(config.KeyMM2OffsetsTopic); v != "" {
+		fc.MM2.OffsetsTopic = v
+	}
+	if v := f.String(config.KeyMM2Connector); v != "" {
+		fc.MM2.Connector = v
+	}
+	if v := f.String(config.KeyMM2ConnectGroup); v != "" {
+		fc.MM2.ConnectGroup = v
+	}
+	if v := f.String(config.KeyResumeUnknown); v != "" {
+		fc.MM2.WhenUnknown = v
+	}
 	if cl, ok := cfg.Cluster(f.Source); ok {
 		if ms, err := strconv.Atoi(cl.ClientProps(config.RoleConsumer)["session.timeout.ms"]); err == nil && ms > 0 {
 			fc.SessionTimeout = time.Duration(ms) * time.Millisecond

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -34,6 +35,13 @@ type ReplicateOptions struct {
 	// MetricsAddr is --metrics-addr: serve Prometheus metrics, /healthz,
 	// /readyz and /status on this host:port while replicating; "" is off.
 	MetricsAddr string
+	// ResumeUnknown is --resume-unknown: what a partition with no known
+	// resume point does when its remote partition already holds records
+	// (overrides mirrorctl.resume.unknown); "" leaves the key's.
+	ResumeUnknown string
+	// IgnoreLiveMM2 is --ignore-live-mm2: start flows that MirrorMaker 2
+	// still seems to run.
+	IgnoreLiveMM2 bool
 }
 
 // NewCmdReplicate returns `mirrorctl replicate`. If runF is non-nil it is
@@ -70,6 +78,11 @@ func NewCmdReplicate(f *cmdutil.Factory, runF func(*ReplicateOptions) error) *co
 			if opts.DryRun && opts.Once {
 				return cmdutil.FlagErrorf("--dry-run and --once cannot be used together")
 			}
+			switch opts.ResumeUnknown {
+			case "", replicate.UnknownRefuse, replicate.UnknownLogStart, replicate.UnknownLogEnd:
+			default:
+				return cmdutil.FlagErrorf("--resume-unknown %q: want refuse, log-start or log-end", opts.ResumeUnknown)
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -79,6 +92,8 @@ func NewCmdReplicate(f *cmdutil.Factory, runF func(*ReplicateOptions) error) *co
 	cmd.Flags().StringArrayVar(&opts.Flows, "flow", nil, "Run only this `source->target` flow (repeatable)")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "Print the topic plan per flow and change nothing")
 	cmd.Flags().BoolVar(&opts.Once, "once", false, "Copy what the sources hold now, then exit")
+	cmd.Flags().StringVar(&opts.ResumeUnknown, "resume-unknown", "", "For a partition with no progress, no MM2 offset and no offset sync whose remote partition holds records: `refuse`, log-start (copy again) or log-end (skip what the source holds)")
+	cmd.Flags().BoolVar(&opts.IgnoreLiveMM2, "ignore-live-mm2", false, "Start even when MirrorMaker 2 still seems to run the flow (Connect group members, fresh MM2 heartbeats)")
 	cmd.Flags().StringVar(&opts.MetricsAddr, "metrics-addr", "", "Serve Prometheus `host:port`/metrics (MM2's JMX-exporter names), /healthz, /readyz and /status, e.g. :9464")
 	return cmd
 }
@@ -144,6 +159,19 @@ type PlanResult struct {
 	// Members says, per flow, which replicate processes run it now: the
 	// members of its group with their partitions and the leader.
 	Members []FlowMembers `json:"members"`
+	// Resume says, per flow and partition, where a partition task would
+	// resume now and from which source (progress, mm2-offsets, offset-sync,
+	// log-start, log-end), with the records it would copy again or skip.
+	Resume []FlowResume `json:"resume"`
+}
+
+// FlowResume is one flow's resume points (replicate.PlanResume) and what
+// was seen of a MirrorMaker 2 still running it, or why that is unknown.
+type FlowResume struct {
+	Flow       string                  `json:"flow"`
+	Partitions []replicate.ResumePoint `json:"partitions"`
+	MM2        *replicate.MM2Activity  `json:"mm2,omitempty"`
+	Error      string                  `json:"error,omitempty"`
 }
 
 // FlowMembers is who runs one flow now (replicate.ReadOwnership), or why
@@ -195,6 +223,11 @@ func runReplicate(ctx context.Context, opts *ReplicateOptions) error {
 	if err != nil {
 		return err
 	}
+	if opts.ResumeUnknown != "" {
+		for i := range flows {
+			flows[i].MM2.WhenUnknown = opts.ResumeUnknown
+		}
+	}
 	clients, err := opts.Clients()
 	if err != nil {
 		return err
@@ -229,7 +262,8 @@ func runReplicate(ctx context.Context, opts *ReplicateOptions) error {
 		hwm = newHWMObserver(obs)
 		obs = hwm
 	}
-	m, err := replicate.New(replicate.Options{Flows: flows, Clients: clients, Logger: opts.Logger, Once: opts.Once, Observer: obs})
+	m, err := replicate.New(replicate.Options{Flows: flows, Clients: clients, Logger: opts.Logger, Once: opts.Once, Observer: obs,
+		IgnoreLiveMM2: opts.IgnoreLiveMM2})
 	if err != nil {
 		return err
 	}
@@ -323,7 +357,7 @@ func onceProgress(ctx context.Context, opts *ReplicateOptions, m *replicate.Mirr
 }
 
 func dryRun(ctx context.Context, opts *ReplicateOptions, flows []replicate.FlowConfig, clients replicate.Clients) error {
-	res := PlanResult{Envelope: output.NewEnvelope(), Flows: []*replicate.Plan{}, Members: []FlowMembers{}}
+	res := PlanResult{Envelope: output.NewEnvelope(), Flows: []*replicate.Plan{}, Members: []FlowMembers{}, Resume: []FlowResume{}}
 	cfg, err := opts.Config()
 	if err != nil {
 		return err
@@ -354,6 +388,23 @@ func dryRun(ctx context.Context, opts *ReplicateOptions, flows []replicate.FlowC
 			fm.Error = err.Error()
 		}
 		res.Members = append(res.Members, fm)
+		fr := FlowResume{Flow: f.Name(), Partitions: []replicate.ResumePoint{}}
+		if fr.Partitions, err = replicate.PlanResume(ctx, f, clients, plan); err != nil {
+			fr.Error = err.Error()
+		}
+		var errs []string
+		if fr.Error != "" {
+			errs = append(errs, fr.Error)
+		}
+		if !opts.IgnoreLiveMM2 {
+			act, err := replicate.DetectMM2(ctx, f, clients, nil)
+			if err != nil {
+				errs = append(errs, "cannot tell whether MirrorMaker 2 runs the flow: "+err.Error())
+			}
+			fr.MM2 = &act
+		}
+		fr.Error = strings.Join(errs, "; ")
+		res.Resume = append(res.Resume, fr)
 	}
 	if opts.Output() == output.FormatJSON {
 		return output.WriteJSON(opts.IO.Out, res)
@@ -373,6 +424,25 @@ func dryRun(ctx context.Context, opts *ReplicateOptions, flows []replicate.FlowC
 			}
 			cmdutil.Notef(opts.IO, "flow %s: group %s has %s running it (tasks.max %d), leader %s", fm.Flow, fm.Group,
 				cmdutil.Plural(len(fm.Members), "process", "processes"), fm.TasksMax, leader)
+		}
+	}
+	for _, fr := range res.Resume {
+		if fr.Error != "" {
+			cmdutil.Warnf(opts.IO, "flow %s: %s", fr.Flow, fr.Error)
+		}
+		if fr.MM2 != nil && fr.MM2.Live() {
+			cmdutil.Warnf(opts.IO, "flow %s: MirrorMaker 2 still runs it (%s): replicate refuses to start beside it (--ignore-live-mm2 to force)", fr.Flow, fr.MM2)
+		}
+		refused := 0
+		for _, rp := range fr.Partitions {
+			if rp.Error != "" {
+				refused++
+			}
+		}
+		if refused > 0 {
+			cmdutil.Warnf(opts.IO, "flow %s: %s with no known resume point already hold records on %s: replicate refuses to start "+
+				"without a choice (%s = log-start | log-end, or --resume-unknown)", fr.Flow, cmdutil.Plural(refused, "remote partition", "remote partitions"),
+				flowTarget(flows, fr.Flow), replicate.KeyResumeUnknown)
 		}
 	}
 	t := output.NewTable("flow", "topic", "remote topic", "action", "partitions", "target partitions", "reason")
@@ -396,7 +466,99 @@ func dryRun(ctx context.Context, opts *ReplicateOptions, flows []replicate.FlowC
 			fmt.Fprintf(opts.IO.ErrOut, "warning: flow %s: no topic on %s is replicated (%d listed); check the topics filter\n", p.Flow, p.Source, len(p.Topics))
 		}
 	}
-	return t.Render(opts.IO, opts.Output())
+	if err := t.Render(opts.IO, opts.Output()); err != nil {
+		return err
+	}
+	if opts.Output() != output.FormatTable || !opts.IO.IsStdoutTTY() {
+		// One table per document for scripts: -o json carries every
+		// resume point; here a line per flow sums them up.
+		for _, fr := range res.Resume {
+			cmdutil.Notef(opts.IO, "flow %s: resume %s (per partition: -o json)", fr.Flow, resumeSummary(fr.Partitions))
+		}
+		return nil
+	}
+	// Where each partition task would resume, and what that copies again
+	// or leaves behind.
+	fmt.Fprintln(opts.IO.Out)
+	rt := output.NewTable("flow", "topic", "partition", "resume at", "from", "copied again", "skipped", "note")
+	for _, fr := range res.Resume {
+		for _, rp := range fr.Partitions {
+			again := strconv.FormatInt(rp.Recopy, 10)
+			if rp.Recopy < 0 {
+				again = "unknown"
+			}
+			at, from := strconv.FormatInt(rp.Offset, 10), rp.From
+			if rp.Error != "" {
+				at, from = "-", "refused"
+			}
+			rt.AddRow(fr.Flow, rp.Topic, strconv.Itoa(int(rp.Partition)), at, from, again, strconv.FormatInt(rp.Skip, 10), resumeNote(rp))
+		}
+	}
+	return rt.Render(opts.IO, opts.Output())
+}
+
+// resumeSummary counts resume points by source, and the records copied
+// again and skipped: "4 partitions: 3 from mm2-offsets, 1 from progress; 12
+// records copied again, 0 skipped".
+func resumeSummary(rps []replicate.ResumePoint) string {
+	by := map[string]int{}
+	var again, skip int64
+	unknown := false
+	for _, rp := range rps {
+		from := rp.From
+		if rp.Error != "" {
+			from = "refused"
+		}
+		by[from]++
+		if rp.Recopy < 0 {
+			unknown = true
+		} else {
+			again += rp.Recopy
+		}
+		skip += rp.Skip
+	}
+	var parts []string
+	for _, from := range []string{replicate.ResumeProgress, replicate.ResumeMM2Offsets, replicate.ResumeOffsetSync, replicate.ResumeLogStart, replicate.ResumeLogEnd, "refused"} {
+		if by[from] > 0 {
+			parts = append(parts, fmt.Sprintf("%d from %s", by[from], from))
+		}
+	}
+	againS := strconv.FormatInt(again, 10)
+	if unknown {
+		againS = "at least " + againS
+	}
+	return fmt.Sprintf("%s: %s; %s records copied again, %d skipped", cmdutil.Plural(len(rps), "partition", "partitions"),
+		strings.Join(parts, ", "), againS, skip)
+}
+
+// resumeNote says briefly what stands behind a resume point.
+func resumeNote(rp replicate.ResumePoint) string {
+	switch rp.From {
+	case replicate.ResumeProgress:
+		return "mirrorctl progress"
+	case replicate.ResumeMM2Offsets:
+		return fmt.Sprintf("after MM2's last copied offset %d", rp.MM2Offset)
+	case replicate.ResumeOffsetSync:
+		return fmt.Sprintf("after the newest offset sync %d->%d", rp.SyncUpstream, rp.SyncDownstream)
+	case replicate.ResumeLogEnd:
+		return "log end: earlier records not copied"
+	case replicate.ResumeLogStart:
+		if rp.Recopy > 0 {
+			return "log start: the remote partition gets its records again"
+		}
+		return ""
+	}
+	return fmt.Sprintf("remote partition holds %d records, nothing known", rp.RemoteEnd)
+}
+
+// flowTarget returns the target alias of the flow named name.
+func flowTarget(flows []replicate.FlowConfig, name string) string {
+	for _, f := range flows {
+		if f.Name() == name {
+			return f.Target
+		}
+	}
+	return "the target"
 }
 
 func render(opts *ReplicateOptions, stats []replicate.PartitionStats, groups []replicate.GroupStats, members []replicate.FlowStatus, runErr error) error {

@@ -1,0 +1,117 @@
+package replicate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/mirrorctl/mirrorctl/replicate/mm2"
+)
+
+// HeartbeatWriterHeader is the record header mirrorctl puts on the
+// heartbeats it writes (value "mirrorctl"), so that a heartbeat without it
+// is known to come from MirrorMaker 2. MM2's readers ignore headers.
+const HeartbeatWriterHeader = "mirrorctl.writer"
+
+// DetectMM2 looks for a MirrorMaker 2 that still runs the flow: members in
+// its Connect worker group on the target ([MM2Takeover].ConnectGroup), or MM2
+// heartbeats for the pair still arriving on the target's heartbeats topic (a
+// heartbeat newer than the last few intervals makes it watch the topic for
+// two intervals more). An error means it could not tell: callers treat that
+// as "not known to be safe".
+func DetectMM2(ctx context.Context, cfg FlowConfig, clients Clients, now func() time.Time) (MM2Activity, error) {
+	act := MM2Activity{ConnectGroup: cfg.MM2.ConnectGroup}
+	if now == nil {
+		now = time.Now
+	}
+	tgt, closeTgt, err := probeAdmin(clients, cfg.Target)
+	if err != nil {
+		return act, err
+	}
+	defer closeTgt()
+	if g := cfg.MM2.ConnectGroup; g != "" {
+		described, err := tgt.DescribeGroups(ctx, g)
+		if err != nil {
+			return act, fmt.Errorf("describe MM2's Connect group %s on %s: %w", g, cfg.Target, err)
+		}
+		if d, ok := described[g]; ok && d.Err != nil && !errors.Is(d.Err, kerr.GroupIDNotFound) {
+			return act, fmt.Errorf("describe MM2's Connect group %s on %s: %w", g, cfg.Target, d.Err)
+		} else if ok {
+			for _, m := range d.Members {
+				act.Members = append(act.Members, m.ClientID+"@"+clientHost(m.ClientHost))
+			}
+		}
+	}
+	if !cfg.EmitHeartbeats {
+		return act, nil
+	}
+	interval := max(cfg.HeartbeatsInterval, time.Second)
+	var seen int64 = -1 // offset after the last heartbeats record read
+	newest := func(from int64) (n int, last int64, err error) {
+		err = readWholeTopic(ctx, clients, cfg.Target, cfg.Policy.HeartbeatsTopic(), func(r *kgo.Record) {
+			seen = max(seen, r.Offset+1)
+			if r.Partition != 0 || r.Offset < from || fromMirrorctl(r) {
+				return
+			}
+			h, err := mm2.DecodeHeartbeat(r.Key, r.Value)
+			if err != nil || h.SourceAlias != cfg.Source || h.TargetAlias != cfg.Target {
+				return
+			}
+			n++
+			last = max(last, h.Timestamp)
+		})
+		if err != nil {
+			err = fmt.Errorf("read heartbeats on %s: %w", cfg.Target, err)
+		}
+		return n, last, err
+	}
+	_, last, err := newest(0)
+	if err != nil {
+		return act, err
+	}
+	act.LastHeartbeatMs = last
+	if last == 0 || now().Sub(time.UnixMilli(last)) > max(3*interval, 10*time.Second) {
+		return act, nil
+	}
+	// Recent: watch whether more arrive (an MM2 just stopped sends none).
+	from := seen
+	select {
+	case <-ctx.Done():
+		return act, ctx.Err()
+	case <-time.After(min(2*interval+time.Second, 15*time.Second)):
+	}
+	n, last2, err := newest(from)
+	if err != nil {
+		return act, err
+	}
+	act.Heartbeats = n
+	act.LastHeartbeatMs = max(last, last2)
+	return act, nil
+}
+
+func fromMirrorctl(r *kgo.Record) bool {
+	for _, h := range r.Headers {
+		if h.Key == HeartbeatWriterHeader {
+			return true
+		}
+	}
+	return false
+}
+
+// refuseBesideMM2 returns an error wrapping ErrMM2Running when DetectMM2
+// sees MM2 run the flow, or cannot tell.
+func refuseBesideMM2(ctx context.Context, cfg FlowConfig, clients Clients, now func() time.Time) error {
+	act, err := DetectMM2(ctx, cfg, clients, now)
+	if err != nil {
+		return fmt.Errorf("flow %s: cannot tell whether MirrorMaker 2 still runs it (%w); check, then start with --ignore-live-mm2", cfg.Name(), err)
+	}
+	if act.Live() {
+		return fmt.Errorf("flow %s: %w: %s; stop it first (both would copy every record: twice on the target), or start with --ignore-live-mm2",
+			cfg.Name(), ErrMM2Running, act)
+	}
+	return nil
+}

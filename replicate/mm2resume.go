@@ -1,0 +1,534 @@
+package replicate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/mirrorctl/mirrorctl/replicate/connectoffsets"
+	"github.com/mirrorctl/mirrorctl/replicate/mm2"
+)
+
+// Taking over from MirrorMaker 2: where mirrorctl has no progress for a
+// source partition, a partition task resumes where MM2 stopped. MM2 leaves
+// two traces of how far it copied: its Connect source offsets (the upstream
+// offset of the last record copied, per partition; package connectoffsets)
+// and its offset syncs (a record copied, with its offset on the target).
+//
+// Resume points, in order ([ResumeProgress], [ResumeMM2Offsets],
+// [ResumeOffsetSync], then the reset policy):
+//
+//  1. mirrorctl's progress;
+//  2. MM2's Connect source offset N: resume at N+1, as MirrorSourceTask does;
+//  3. the newest offset sync (U, D) of the partition: resume at U+1 (what
+//     the target took after D is copied again: about offset.lag.max
+//     records at most while MM2 flushed its syncs);
+//  4. nothing known: the log start ([ResumeLogStart]), or the log end with
+//     auto.offset.reset=latest ([ResumeLogEnd]). When the remote partition
+//     already holds records, nothing known means copying them again: the
+//     task refuses to start ([ErrResumeUnknown]) unless
+//     [MM2Takeover].WhenUnknown makes the choice.
+//
+// Each source is evidence that records were copied: a later source that
+// proves more was copied than an earlier one wins (MM2 ran after mirrorctl
+// stopped, after a hand-back with `mirrorctl mm2 handoff`; a sync written
+// after the last Connect offset flush of an MM2 that was killed). A sync
+// counts only while the target still holds its downstream offset and the
+// source its upstream offset.
+//
+// The offset syncs mirrorctl then writes continue MM2's (upstream and
+// downstream offsets only grow), and the checkpointer reloads MM2's
+// checkpoints and syncs (checkpoint.go), so translation is continuous across
+// the switch.
+
+// Where a task's resume point came from, beyond those of task.go.
+const (
+	ResumeMM2Offsets = "mm2-offsets" // MM2's Connect source offset (the last copied record + 1)
+	ResumeOffsetSync = "offset-sync" // the newest offset sync (its upstream offset + 1)
+)
+
+// Values of [MM2Takeover].WhenUnknown.
+const (
+	UnknownRefuse   = "refuse"    // default: a partition task refuses to start
+	UnknownLogStart = "log-start" // copy from the log start: the remote partition gets its records again
+	UnknownLogEnd   = "log-end"   // start at the log end: what the source holds now is not copied
+)
+
+// MM2Takeover says where a flow finds the traces MirrorMaker 2 left, and what
+// a partition task does when there are none.
+type MM2Takeover struct {
+	// OffsetsTopic is the Connect offsets topic (offset.storage.topic) on
+	// the target that holds MM2's source offsets; default
+	// "mm2-offsets.<source>.internal", MM2's dedicated mode.
+	OffsetsTopic string
+	// Connector is the name of MM2's MirrorSourceConnector for the flow
+	// (the first element of its offset keys); default
+	// "MirrorSourceConnector", as dedicated mode names it.
+	Connector string
+	// ConnectGroup is the Connect worker group of the MM2 that ran the
+	// flow, on the target (dedicated mode: "<source>-mm2"); while it has
+	// members, MM2 runs.
+	ConnectGroup string
+	// WhenUnknown decides for a partition with no progress, no MM2 offset
+	// and no offset sync whose remote partition already holds records:
+	// [UnknownRefuse] (default, also ""), [UnknownLogStart] or
+	// [UnknownLogEnd].
+	WhenUnknown string
+}
+
+// DefaultMM2Takeover returns MM2's dedicated-mode locations for flows from
+// source.
+func DefaultMM2Takeover(source string) MM2Takeover {
+	return MM2Takeover{OffsetsTopic: connectoffsets.DedicatedTopic(source), Connector: connectoffsets.DefaultConnector,
+		ConnectGroup: source + "-mm2", WhenUnknown: UnknownRefuse}
+}
+
+// ErrResumeUnknown is returned (wrapped) when a partition has no known
+// resume point and its remote partition already holds records.
+var ErrResumeUnknown = errors.New("no resume point known and the remote partition already holds records")
+
+// ResumePoint is where a partition task starts, and why.
+type ResumePoint struct {
+	Topic       string `json:"topic"`
+	RemoteTopic string `json:"remote_topic"`
+	Partition   int32  `json:"partition"`
+	// Offset is the first source offset copied.
+	Offset int64 `json:"offset"`
+	// From is ResumeProgress, ResumeMM2Offsets, ResumeOffsetSync,
+	// ResumeLogStart or ResumeLogEnd; "" when refused.
+	From string `json:"from"`
+	// Recopy estimates the records the remote partition already holds
+	// that will be copied again (records, from the newest offset sync at or
+	// below the resume point, counting contiguous offsets); -1 unknown.
+	Recopy int64 `json:"recopy"`
+	// Skip is the source records that will never be copied: deleted before
+	// they were copied, or left behind by a start at the log end.
+	Skip int64 `json:"skip"`
+	// The evidence: progress, MM2's Connect source offset (the last copied
+	// upstream offset) and the newest offset sync; -1 where none.
+	Progress         int64 `json:"progress"`
+	MM2Offset        int64 `json:"mm2_offset"`
+	SyncUpstream     int64 `json:"sync_upstream"`
+	SyncDownstream   int64 `json:"sync_downstream"`
+	LogStart, LogEnd int64 `json:"-"`
+	RemoteEnd        int64 `json:"remote_end"` // the remote partition's end offset; -1 unknown
+	// Error says why the partition will not start (ErrResumeUnknown).
+	Error string `json:"error,omitempty"`
+}
+
+// resumeInput is what is known of one partition when its task starts.
+type resumeInput struct {
+	logStart, logEnd int64 // source; logEnd -1 when not listed
+	progress         int64 // -1 none
+	mm2              int64 // MM2's last copied upstream offset; -1 none
+	sync             *mm2.OffsetSync
+	remoteEnd        int64 // -1 when not listed
+	latest           bool  // auto.offset.reset=latest
+	whenUnknown      string
+}
+
+// chooseResume decides a partition's resume point (see the comment at the
+// top of this file). It returns an error wrapping ErrResumeUnknown when the
+// partition must not start.
+func chooseResume(in resumeInput) (ResumePoint, error) {
+	rp := ResumePoint{Offset: -1, Recopy: 0, Progress: in.progress, MM2Offset: in.mm2, SyncUpstream: -1, SyncDownstream: -1,
+		LogStart: in.logStart, LogEnd: in.logEnd, RemoteEnd: in.remoteEnd}
+	sync := in.sync
+	if sync != nil && !syncUsable(*sync, in) {
+		sync = nil
+	}
+	if sync != nil {
+		rp.SyncUpstream, rp.SyncDownstream = sync.UpstreamOffset, sync.DownstreamOffset
+	}
+	if in.progress >= 0 {
+		rp.Offset, rp.From = in.progress, ResumeProgress
+	}
+	if in.mm2 >= 0 && in.mm2+1 > rp.Offset { // MM2 reads a negative offset as none
+		rp.Offset, rp.From = in.mm2+1, ResumeMM2Offsets
+	}
+	if sync != nil && sync.UpstreamOffset+1 > rp.Offset {
+		rp.Offset, rp.From = sync.UpstreamOffset+1, ResumeOffsetSync
+	}
+	if rp.From != "" {
+		if rp.Offset < in.logStart {
+			rp.Skip = in.logStart - rp.Offset
+			rp.Offset = in.logStart
+		}
+		rp.Recopy = recopyEstimate(rp.Offset, rp.From, sync, in.remoteEnd)
+		return rp, nil
+	}
+	switch {
+	case in.latest && in.logEnd >= 0:
+		rp.Offset, rp.From, rp.Skip = in.logEnd, ResumeLogEnd, in.logEnd-in.logStart
+	case in.remoteEnd <= 0:
+		rp.Offset, rp.From = in.logStart, ResumeLogStart
+	case in.whenUnknown == UnknownLogStart:
+		rp.Offset, rp.From, rp.Recopy = in.logStart, ResumeLogStart, in.remoteEnd
+	case in.whenUnknown == UnknownLogEnd && in.logEnd >= 0:
+		rp.Offset, rp.From, rp.Skip = in.logEnd, ResumeLogEnd, in.logEnd-in.logStart
+	default:
+		rp.Recopy = in.remoteEnd
+		err := unknownErr(in.remoteEnd)
+		rp.Error = err.Error()
+		return rp, err
+	}
+	return rp, nil
+}
+
+// unknownErr is the refusal of a partition whose remote partition holds
+// records records and whose resume point is unknown.
+func unknownErr(records int64) error {
+	return fmt.Errorf("%w (%d records): no mirrorctl progress, no MM2 source offset, no offset sync; "+
+		"copying from the log start would write them again: set %s = %s (copy again) or %s (start at the log end), "+
+		"or run with --resume-unknown", ErrResumeUnknown, records, KeyResumeUnknown, UnknownLogStart, UnknownLogEnd)
+}
+
+// KeyResumeUnknown is the mm2.properties key behind MM2Takeover.WhenUnknown
+// (named here for messages; internal/config defines it).
+const KeyResumeUnknown = "mirrorctl.resume.unknown"
+
+// syncUsable reports whether an offset sync still describes this partition:
+// the source still has (or had) its upstream offset and the target holds
+// its downstream offset. A sync from a deleted and recreated topic fails one
+// of the two.
+func syncUsable(s mm2.OffsetSync, in resumeInput) bool {
+	if s.UpstreamOffset < 0 || s.DownstreamOffset < 0 {
+		return false
+	}
+	if in.logEnd >= 0 && s.UpstreamOffset >= in.logEnd {
+		return false
+	}
+	return in.remoteEnd < 0 || s.DownstreamOffset < in.remoteEnd
+}
+
+// recopyEstimate estimates how many records the remote partition holds past
+// the copy of source offset resume-1: from the sync (U, D) at or below it,
+// with contiguous offsets, resume-1 sits at D+(resume-1-U) on the target.
+func recopyEstimate(resume int64, from string, sync *mm2.OffsetSync, remoteEnd int64) int64 {
+	if remoteEnd < 0 {
+		return -1
+	}
+	if sync == nil || sync.UpstreamOffset > resume-1 {
+		if from == ResumeProgress {
+			return 0 // progress is written after the copies it covers were acknowledged
+		}
+		return -1
+	}
+	at := sync.DownstreamOffset + (resume - 1 - sync.UpstreamOffset)
+	if n := remoteEnd - 1 - at; n > 0 {
+		return n
+	}
+	return 0
+}
+
+// takeover is what a flow read, at its start, of the traces MM2 left: its
+// Connect source offsets and the newest offset sync per source partition.
+type takeover struct {
+	offsets *connectoffsets.Store
+	syncs   map[tp]mm2.OffsetSync
+}
+
+// loadTakeover reads MM2's Connect offsets topic on the target (every
+// partition, read_committed, up to its end at the call) and the flow's
+// offset-syncs topic. Missing topics read as nothing. Records that are not
+// source offsets are counted and skipped, with a warning.
+func loadTakeover(ctx context.Context, cfg FlowConfig, clients Clients) (*takeover, error) {
+	tk := &takeover{offsets: connectoffsets.NewStore(cfg.MM2.Connector, cfg.Source), syncs: map[tp]mm2.OffsetSync{}}
+	err := concurrently(ctx,
+		func(ctx context.Context) error {
+			if cfg.MM2.OffsetsTopic == "" {
+				return nil
+			}
+			return readWholeTopic(ctx, clients, cfg.Target, cfg.MM2.OffsetsTopic, func(r *kgo.Record) {
+				tk.offsets.Add(r.Partition, r.Offset, r.Key, r.Value)
+			})
+		},
+		func(ctx context.Context) error {
+			alias, topic := cfg.offsetSyncsCluster()
+			return readWholeTopic(ctx, clients, alias, topic, func(r *kgo.Record) {
+				s, err := mm2.DecodeOffsetSync(r.Key, r.Value)
+				if err == nil && r.Partition == 0 { // MM2 reads partition 0 only
+					tk.syncs[tp{s.Topic, s.Partition}] = s // log order: the newest wins
+				}
+			})
+		})
+	if err != nil {
+		return nil, fmt.Errorf("flow %s: read where MirrorMaker 2 stopped: %w", cfg.Name(), err)
+	}
+	return tk, nil
+}
+
+// input returns what the takeover knows of src.
+func (tk *takeover) input(src tp) (mm2Off int64, sync *mm2.OffsetSync) {
+	mm2Off = -1
+	if tk == nil {
+		return -1, nil
+	}
+	if p, ok := tk.offsets.Get(src.topic, src.partition); ok {
+		mm2Off = p.Offset
+	}
+	if s, ok := tk.syncs[src]; ok {
+		sync = &s
+	}
+	return mm2Off, sync
+}
+
+// readWholeTopic reads every partition of topic on alias from its start up to
+// the read_committed end (last stable offset) each had at the call, calling
+// fn for each data record in offset order per partition. A missing topic
+// reads as nothing. It asks through a client of its own: a lookup of a
+// topic that does not exist yet must not leave "missing" in the metadata
+// cache of the engine's shared admin clients.
+func readWholeTopic(ctx context.Context, clients Clients, alias, topic string, fn func(*kgo.Record)) error {
+	cl, err := clients.Client(alias, RoleConsumer, kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords())
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	ends, err := adm.ListCommittedOffsets(ctx, topic)
+	if err != nil {
+		return fmt.Errorf("list end offsets of %s on %s: %w", topic, alias, err)
+	}
+	starts, err := adm.ListStartOffsets(ctx, topic)
+	if err != nil {
+		return fmt.Errorf("list start offsets of %s on %s: %w", topic, alias, err)
+	}
+	want := map[int32]int64{}
+	consume := map[int32]kgo.Offset{}
+	var ferr error
+	ends.Each(func(o kadm.ListedOffset) {
+		switch {
+		case errors.Is(o.Err, kerr.UnknownTopicOrPartition):
+		case o.Err != nil:
+			ferr = fmt.Errorf("end offset of %s[%d] on %s: %w", topic, o.Partition, alias, o.Err)
+		default:
+			s, ok := starts.Lookup(topic, o.Partition)
+			if o.Offset > 0 && (!ok || s.Err != nil || s.Offset < o.Offset) {
+				want[o.Partition] = o.Offset
+				consume[o.Partition] = kgo.NewOffset().AtStart()
+			}
+		}
+	})
+	if ferr != nil || len(want) == 0 {
+		return ferr
+	}
+	cl.AddConsumePartitions(map[string]map[int32]kgo.Offset{topic: consume})
+	for len(want) > 0 {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("read %s on %s: %w", topic, alias, err)
+		}
+		fs.EachError(func(t string, p int32, err error) { ferr = fmt.Errorf("read %s[%d] on %s: %w", t, p, alias, err) })
+		if ferr != nil {
+			return ferr
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			end, ok := want[r.Partition]
+			if !ok || r.Offset >= end {
+				return
+			}
+			if !r.Attrs.IsControl() {
+				fn(r)
+			}
+			if r.Offset+1 >= end {
+				delete(want, r.Partition)
+			}
+		})
+	}
+	return nil
+}
+
+// probeAdmin returns an admin client of its own for alias (see
+// readWholeTopic), and the func that closes it.
+func probeAdmin(clients Clients, alias string) (*kadm.Client, func(), error) {
+	cl, err := clients.Client(alias, RoleConsumer)
+	if err != nil {
+		return nil, nil, err
+	}
+	return kadm.NewClient(cl), cl.Close, nil
+}
+
+// PlanResume returns, for every partition of the topics the flow replicates,
+// where a partition task would resume now and why, without changing
+// anything (replicate --dry-run). A partition that would refuse to start
+// carries its Error.
+func PlanResume(ctx context.Context, cfg FlowConfig, clients Clients, plan *Plan) ([]ResumePoint, error) {
+	return planResume(ctx, cfg, clients, plan, nil)
+}
+
+// planResume is PlanResume with the takeover already read (nil: read it).
+func planResume(ctx context.Context, cfg FlowConfig, clients Clients, plan *Plan, tk *takeover) ([]ResumePoint, error) {
+	src, closeSrc, err := probeAdmin(clients, cfg.Source)
+	if err != nil {
+		return nil, err
+	}
+	defer closeSrc()
+	tgt, closeTgt, err := probeAdmin(clients, cfg.Target)
+	if err != nil {
+		return nil, err
+	}
+	defer closeTgt()
+	var topics, remotes []string
+	for _, t := range plan.Replicated() {
+		topics = append(topics, t.Topic)
+		if t.Action != ActionCreate {
+			remotes = append(remotes, t.RemoteTopic)
+		}
+	}
+	if len(topics) == 0 {
+		return []ResumePoint{}, nil
+	}
+	progress := map[tp]int64{}
+	if err := readWholeTopic(ctx, clients, cfg.Target, ProgressTopic(cfg.Policy, cfg.Source), func(r *kgo.Record) {
+		if k, next, err := decodeProgress(r.Key, r.Value); err == nil {
+			progress[k] = next.Next
+		}
+	}); err != nil {
+		return nil, err
+	}
+	if tk == nil {
+		if tk, err = loadTakeover(ctx, cfg, clients); err != nil {
+			return nil, err
+		}
+	}
+	starts, err := src.ListStartOffsets(ctx, topics...)
+	if err != nil {
+		return nil, fmt.Errorf("list start offsets on %s: %w", cfg.Source, err)
+	}
+	ends, err := src.ListEndOffsets(ctx, topics...)
+	if err != nil {
+		return nil, fmt.Errorf("list end offsets on %s: %w", cfg.Source, err)
+	}
+	rends := kadm.ListedOffsets{}
+	if len(remotes) > 0 {
+		if rends, err = tgt.ListEndOffsets(ctx, remotes...); err != nil {
+			return nil, fmt.Errorf("list end offsets on %s: %w", cfg.Target, err)
+		}
+	}
+	var out []ResumePoint
+	for _, t := range plan.Replicated() {
+		for p := int32(0); p < t.Partitions; p++ {
+			key := tp{t.Topic, p}
+			in := resumeInput{progress: -1, logEnd: -1, remoteEnd: -1, latest: cfg.StartFromLatest, whenUnknown: cfg.MM2.WhenUnknown}
+			if s, ok := starts.Lookup(t.Topic, p); ok && s.Err == nil {
+				in.logStart = s.Offset
+			}
+			if e, ok := ends.Lookup(t.Topic, p); ok && e.Err == nil {
+				in.logEnd = e.Offset
+			}
+			if e, ok := rends.Lookup(t.RemoteTopic, p); ok && e.Err == nil {
+				in.remoteEnd = e.Offset
+			} else if errors.Is(e.Err, kerr.UnknownTopicOrPartition) || !ok {
+				in.remoteEnd = 0 // to be created: holds nothing
+			}
+			if n, ok := progress[key]; ok {
+				in.progress = n
+			}
+			in.mm2, in.sync = tk.input(key)
+			rp, _ := chooseResume(in)
+			rp.Topic, rp.RemoteTopic, rp.Partition = t.Topic, t.RemoteTopic, p
+			out = append(out, rp)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Topic != out[j].Topic {
+			return out[i].Topic < out[j].Topic
+		}
+		return out[i].Partition < out[j].Partition
+	})
+	return out, nil
+}
+
+// MM2Activity is what shows that MirrorMaker 2 still runs a flow.
+type MM2Activity struct {
+	// ConnectGroup is the Connect worker group checked on the target, and
+	// Members its members (client ids and hosts), if any.
+	ConnectGroup string   `json:"connect_group"`
+	Members      []string `json:"members,omitempty"`
+	// Heartbeats counts MM2 heartbeats for the pair that arrived while
+	// the check watched the heartbeats topic; LastHeartbeatMs is the newest
+	// one's timestamp (epoch ms), 0 if none.
+	Heartbeats      int   `json:"heartbeats"`
+	LastHeartbeatMs int64 `json:"last_heartbeat_ms,omitempty"`
+}
+
+// Live reports whether a seems to be a running MM2.
+func (a MM2Activity) Live() bool { return len(a.Members) > 0 || a.Heartbeats > 0 }
+
+func (a MM2Activity) String() string {
+	var parts []string
+	if len(a.Members) > 0 {
+		parts = append(parts, fmt.Sprintf("Connect group %s has %d members (%s)", a.ConnectGroup, len(a.Members), strings.Join(a.Members, ", ")))
+	}
+	if a.Heartbeats > 0 {
+		parts = append(parts, fmt.Sprintf("%d MM2 heartbeats arrived while watching", a.Heartbeats))
+	}
+	if len(parts) == 0 {
+		return "no MM2 activity"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// ErrMM2Running is returned (wrapped) when MirrorMaker 2 still runs the flow.
+var ErrMM2Running = errors.New("MirrorMaker 2 still runs this flow")
+
+// preflightResume refuses the flow, before any partition task starts, when
+// a partition it replicates has no known resume point and its remote
+// partition already holds records (chooseResume), so that a refused flow
+// copies nothing at all. Without a refusal possible (a choice made, or
+// auto.offset.reset=latest) it reads nothing.
+func (w *worker) preflightResume(ctx context.Context, plan *Plan) error {
+	if w.cfg.StartFromLatest || (w.cfg.MM2.WhenUnknown != "" && w.cfg.MM2.WhenUnknown != UnknownRefuse) || len(plan.Replicated()) == 0 {
+		return nil
+	}
+	rps, err := planResume(ctx, w.cfg, w.clients, plan, w.takeover)
+	if err != nil {
+		return fmt.Errorf("flow %s: %w", w.cfg.Name(), err)
+	}
+	var errs []error
+	for _, rp := range rps {
+		if rp.Error != "" {
+			errs = append(errs, fmt.Errorf("%s[%d] -> %s[%d]: %w", rp.Topic, rp.Partition, rp.RemoteTopic, rp.Partition, unknownErr(rp.RemoteEnd)))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("flow %s: refusing to start, %d partitions would be copied again: %w", w.cfg.Name(), len(errs), errors.Join(errs...))
+	}
+	return nil
+}
+
+// resumePoint chooses task t's resume point (chooseResume) from its progress
+// (written, -1 none), the source log start, the listed source and remote end
+// offsets (empty when not listed) and what MM2 left, and logs a takeover or
+// a start at the log end. A gap (Skip with a source other than the log end)
+// is the caller's to report.
+func (w *worker) resumePoint(t *task, logStart, written int64, ends, rends kadm.ListedOffsets) (ResumePoint, error) {
+	in := resumeInput{logStart: logStart, logEnd: -1, progress: written, remoteEnd: -1, latest: w.cfg.StartFromLatest, whenUnknown: w.cfg.MM2.WhenUnknown}
+	if e, ok := ends.Lookup(t.src.topic, t.src.partition); ok && e.Err == nil {
+		in.logEnd = e.Offset
+	}
+	if e, ok := rends.Lookup(t.remote, t.src.partition); ok && e.Err == nil {
+		in.remoteEnd = e.Offset
+	}
+	in.mm2, in.sync = w.takeover.input(t.src)
+	rp, err := chooseResume(in)
+	if err != nil {
+		return rp, fmt.Errorf("%s[%d] -> %s[%d]: %w", t.src.topic, t.src.partition, t.remote, t.src.partition, err)
+	}
+	if rp.From == ResumeMM2Offsets || rp.From == ResumeOffsetSync {
+		w.log.Info("partition task takes over from MirrorMaker 2", "topic", t.src.topic, "partition", t.src.partition,
+			"resume", rp.Offset, "from", rp.From, "mm2_offset", rp.MM2Offset, "sync_upstream", rp.SyncUpstream, "recopy_estimate", rp.Recopy)
+	}
+	if rp.From == ResumeLogEnd && rp.Skip > 0 {
+		w.log.Warn("partition starts at the log end: the records before it are not copied", "topic", t.src.topic, "partition", t.src.partition,
+			"records", rp.Skip)
+	}
+	return rp, nil
+}
