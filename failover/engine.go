@@ -438,6 +438,21 @@ func (e *Engine) Translate(ctx context.Context, groups []string, mode Mode) (*Tr
 					}
 				}
 			}
+			if r := srcOffsets[g]; sourceUp && srcGroupErrs[g] == nil {
+				gt.Partitions = append(gt.Partitions, e.uncheckpointed(r, gt.Partitions)...)
+			} else if len(gt.Partitions) == 0 {
+				// No checkpoint and no answer from the source: whether the
+				// group has commits there is unknown, never "none".
+				why := "it does not answer"
+				if err := srcGroupErrs[g]; err != nil {
+					why = err.Error()
+				} else if res.SourceErr != "" {
+					why = res.SourceErr
+				} else if srcErr != nil {
+					why = srcErr.Error()
+				}
+				gt.Error = fmt.Sprintf("no checkpoint for group %s, and its commits on %s cannot be read (%s)", g, e.flow.Source, why)
+			}
 		} else {
 			gt.Partitions = exactRows[g]
 		}
@@ -453,6 +468,25 @@ func (e *Engine) Translate(ctx context.Context, groups []string, mode Mode) (*Tr
 		res.Groups = append(res.Groups, gt)
 	}
 	return res, nil
+}
+
+// uncheckpointed returns a row (no translation) for each of the group's
+// source commits r on a mirrored topic that has no checkpoint row in have,
+// so a commit without a checkpoint is reported, never dropped.
+func (e *Engine) uncheckpointed(r kadm.OffsetResponses, have []Translation) []Translation {
+	seen := map[tpKey]bool{}
+	for _, t := range have {
+		seen[tpKey{t.SourceTopic, t.Partition}] = true
+	}
+	var out []Translation
+	for _, o := range r.Sorted() {
+		if o.Err != nil || o.At < 0 || !e.mirrors(o.Topic) || seen[tpKey{o.Topic, o.Partition}] {
+			continue
+		}
+		out = append(out, Translation{SourceTopic: o.Topic, Topic: e.remoteTopic(o.Topic), Partition: o.Partition, Mode: ModeCheckpoint,
+			SourceOffset: ptr(o.At), Metadata: o.Metadata, Reason: "no checkpoint for this partition (the group commits it on " + e.flow.Source + ")"})
+	}
+	return out
 }
 
 // probeSource fetches the groups' source commits; in auto and checkpoint mode
