@@ -8,6 +8,8 @@
 #   scripts/kafka.sh env              print the env exports (no side effects)
 #   scripts/kafka.sh status           which processes are up (exit 1 if a broker is down)
 #   scripts/kafka.sh down             stop our processes (by pid file), remove data
+#   scripts/kafka.sh stop NAME        stop one cluster (us-east or eu-west), keeping its data
+#   scripts/kafka.sh start NAME       start a cluster stopped with 'stop' and wait until it answers
 #   scripts/kafka.sh mm2-start FILE   run MirrorMaker 2 (dedicated mode) on mm2.properties FILE
 #   scripts/kafka.sh mm2-stop         stop it
 #   scripts/kafka.sh logs [NAME]      tail the logs (NAME: us-east, eu-west, mm2)
@@ -370,6 +372,38 @@ cmd_down() {
   log "down: stopped and removed data under $STATE (logs kept in $LOGS)"
 }
 
+# cluster_name NAME: fail unless NAME is one of CLUSTERS.
+cluster_name() {
+  local n
+  for n in "${CLUSTERS[@]}"; do [ "$n" = "${1:-}" ] && return 0; done
+  die "unknown cluster '${1:-}': ${CLUSTERS[*]}"
+}
+
+# cmd_stop_cluster NAME: stop one broker (TERM, bounded wait, then KILL),
+# keeping its data, config and secrets, so 'start' brings it back as it was.
+cmd_stop_cluster() {
+  cluster_name "${1:-}"
+  stop_one "$1"
+}
+
+# cmd_start_cluster NAME: start a broker stopped with 'stop' and wait until
+# it answers on both listeners (bounded by READY_TIMEOUT_S).
+cmd_start_cluster() {
+  cluster_name "${1:-}"
+  local name=$1
+  if alive "$name"; then
+    log "$name is already up"
+    return 0
+  fi
+  [ -f "$STATE/config/$name.properties" ] && [ -f "$STATE/data/$name/meta.properties" ] ||
+    die "$name was never prepared: run '$SELF up' first"
+  load_credentials
+  start_cluster "$name"
+  wait_ready "$name" && wait_ready "$name" "$SECRETS/admin-client.properties" ||
+    die "$name did not become ready within ${READY_TIMEOUT_S}s"
+  log "$name is up again"
+}
+
 cmd_status() {
   local n rc=0
   for n in "${CLUSTERS[@]}" mm2; do
@@ -478,6 +512,8 @@ main() {
   env) cmd_env ;;
   mm2-start) cmd_mm2_start "$@" ;;
   mm2-stop) stop_one mm2 ;;
+  stop) cmd_stop_cluster "$@" ;;
+  start) cmd_start_cluster "$@" ;;
   logs) cmd_logs "$@" ;;
   translate-offsets) cmd_translate_offsets "$@" ;;
   tool) cmd_tool "$@" ;;
