@@ -45,6 +45,10 @@ type GroupStats struct {
 	// Committed counts partitions committed on the target in this run.
 	Committed int    `json:"committed"`
 	Error     string `json:"error,omitempty"`
+	// Invalid counts the group's checkpoints that could not be true (a
+	// target offset outside the remote partition) and were neither
+	// written nor committed (invalid.go).
+	Invalid int `json:"invalid,omitempty"`
 }
 
 // checkpointer emits a flow's checkpoints, as MM2's MirrorCheckpointTask
@@ -65,6 +69,8 @@ type checkpointer struct {
 	mu     sync.Mutex
 	last   map[ckKey]mm2.Checkpoint // newest checkpoint per key (MM2's CheckpointStore)
 	groups map[string]*GroupStats
+
+	invalidLog lossLimiter // invalid.go
 
 	// What the offset-syncs follower has read (followSyncs), for
 	// awaitSyncs; followErr carries a --once follower's error.
@@ -372,6 +378,23 @@ func (c *checkpointer) emit(ctx context.Context) (int, error) {
 	if len(recs) == 0 {
 		return 0, errors.Join(errs...)
 	}
+	// A checkpoint whose target offset the target cannot hold (from a
+	// bogus offset sync) is never written (invalid.go).
+	_, kept, err := c.dropImpossible(ctx, cks, "checkpoint")
+	if err != nil {
+		return 0, errors.Join(append(errs, err)...)
+	}
+	if len(kept) < len(cks) {
+		var krecs []*kgo.Record
+		var kcks []mm2.Checkpoint
+		for _, i := range kept {
+			krecs, kcks = append(krecs, recs[i]), append(kcks, cks[i])
+		}
+		recs, cks = krecs, kcks
+	}
+	if len(recs) == 0 {
+		return 0, errors.Join(errs...)
+	}
 	results := c.producer.ProduceSync(ctx, recs...)
 	written := 0
 	c.mu.Lock()
@@ -462,6 +485,10 @@ func (c *checkpointer) syncGroup(ctx context.Context, group string, cks []mm2.Ch
 	}
 	if err != nil {
 		return SyncFailed, 0, fmt.Errorf("fetch offsets of group %s on %s: %w", group, c.cfg.Target, err)
+	}
+	// Never commit a target offset the target cannot hold (invalid.go).
+	if cks, _, err = c.dropImpossible(ctx, cks, "group-offset"); err != nil {
+		return SyncFailed, 0, err
 	}
 	commit := kadm.Offsets{}
 	for _, ck := range cks {

@@ -86,6 +86,11 @@ func (w *worker) onSyncAck(_ *kgo.Record, err error) {
 	}
 }
 
+// runProgressWriter writes progress every ProgressInterval, and also
+// firstWriteDelay after a task's first acknowledgement, so a process that
+// dies within its first interval (a crash loop) still saved how far it got:
+// a restart re-copies at most ProgressInterval of acknowledged copies, plus
+// what was in flight, whenever it dies.
 func (w *worker) runProgressWriter(ctx context.Context) {
 	t := time.NewTicker(w.cfg.ProgressInterval)
 	defer t.Stop()
@@ -93,6 +98,15 @@ func (w *worker) runProgressWriter(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
+		case <-w.firstAck:
+			select { // gather the first acknowledgements of the other tasks too
+			case <-ctx.Done():
+				return
+			case <-time.After(firstWriteDelay):
+			}
+			if err := w.writeProgress(ctx, w.allTasks()); err != nil && ctx.Err() == nil {
+				w.log.Warn("progress not written", "err", err)
+			}
 		case <-t.C:
 			if err := w.writeProgress(ctx, w.allTasks()); err != nil && ctx.Err() == nil {
 				w.log.Warn("progress not written", "err", err)
@@ -100,6 +114,10 @@ func (w *worker) runProgressWriter(ctx context.Context) {
 		}
 	}
 }
+
+// firstWriteDelay is how long after a task's first acknowledgement its
+// progress is written.
+const firstWriteDelay = 20 * time.Millisecond
 
 // writeProgress writes the acknowledged position of each of tasks that moved
 // since its last write, with the control producer, and waits for the target

@@ -187,6 +187,12 @@ func (w *worker) onAck(r *kgo.Record, err error) {
 func (w *worker) ackLocked(t *task, up int64, r *kgo.Record) (mm2.OffsetSync, bool) {
 	t.acked = up + 1
 	t.records++
+	if t.records == 1 {
+		select { // runProgressWriter writes this task's first progress soon
+		case w.firstAck <- struct{}{}:
+		default:
+		}
+	}
 	t.bytes += int64(len(r.Value))
 	if w.observing {
 		t.obs.Acked(len(r.Value), time.Since(r.Timestamp), t.acked)

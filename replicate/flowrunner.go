@@ -62,7 +62,7 @@ func newFlowRunner(f FlowConfig, opts Options, log *slog.Logger, observing bool)
 		stopWait: opts.ShutdownTimeout, obs: opts.Observer, ignoreMM2: opts.IgnoreLiveMM2}
 	fr := &flowRunner{flowEnv: env, dataDone: make(chan struct{}), membership: MemberJoining, subscribed: map[string]bool{}}
 	if f.Enabled {
-		fr.worker = &worker{flowEnv: env, observing: observing, tasks: make(map[tp]*task), syncWake: make(chan struct{}, 1),
+		fr.worker = &worker{flowEnv: env, observing: observing, tasks: make(map[tp]*task), syncWake: make(chan struct{}, 1), firstAck: make(chan struct{}, 1),
 			progress: newProgressView(opts.Clients, f, env.log)}
 	}
 	return fr

@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mirrorctl/mirrorctl/internal/testkit"
+	"github.com/mirrorctl/mirrorctl/replicate/progress"
 )
 
 // Partitions added to a source topic while the mirror runs are created on
@@ -71,4 +72,34 @@ func TestPartitionGrowthWhileRunning(t *testing.T) {
 			t.Fatalf("partition %d: error %q, losses %v", s.Partition, s.Error, s.Losses)
 		}
 	}
+}
+
+// The first progress is written soon after the first acknowledgements, not
+// one progress interval later, so a process that dies within its first
+// interval (a crash loop) has saved how far it got.
+func TestFirstProgressSoonAfterFirstAck(t *testing.T) {
+	p := newClusterPair(t)
+	topic := testkit.Name("firstack")
+	p.CreateTopic(t, "us-east", topic, 1, nil)
+	p.Produce(t, "us-east", numbered(topic, 0, 50)...)
+	f := testFlow("us-east", "eu-west")
+	f.EmitHeartbeats = false
+	f.ProgressInterval = time.Hour // the periodic write never comes in this test
+	m, _ := runBackground(t, p, f)
+	testkit.WaitFor(t, "the records copied", func() bool {
+		for _, s := range m.Stats() {
+			if s.Topic == topic && s.Acked == 50 {
+				return true
+			}
+		}
+		return false
+	})
+	testkit.WaitFor(t, "the first progress record", func() bool {
+		for _, r := range p.ReadAll(t, f.Target, ProgressTopic(f.Policy, f.Source))[0] {
+			if k, v, err := progress.DecodeValue(r.Key, r.Value); err == nil && k.Topic == topic && v.Next > 0 {
+				return true
+			}
+		}
+		return false
+	})
 }

@@ -62,6 +62,9 @@ type worker struct {
 
 	txCommitted, txAborted atomic.Int64 // exactly-once transactions, over the run
 	lossLog                lossLimiter  // loss.go
+	// firstAck wakes the progress writer at a task's first
+	// acknowledgement (runProgressWriter).
+	firstAck chan struct{}
 
 	// fatal stops the flow with err (set by the flowRunner).
 	fatal func(err error)

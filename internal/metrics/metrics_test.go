@@ -270,8 +270,8 @@ mirrorctl_flow_up{source="us-east",target="eu-west"} 1
 		t.Fatal(err)
 	}
 	// partition: 4 counts/rates + 4 age + 4 latency + records_behind + partition_up + skipped and loss events per loss kind;
-	// checkpoint: 4; group age; flow up.
-	if n, want := testutil.CollectAndCount(o), 4+4+4+1+1+2*len(replicate.LossKinds)+4+1+1; n != want {
+	// checkpoint: 4; group age; flow up and its two invalid-internal-record counters.
+	if n, want := testutil.CollectAndCount(o), 4+4+4+1+1+2*len(replicate.LossKinds)+4+1+1+2; n != want {
 		t.Fatalf("%d series, want %d", n, want)
 	}
 }
@@ -371,6 +371,16 @@ mirrorctl_loss_events_total{partition="2",reason="target-recreated",source="us-e
 	ps := o.Status().Flows[0].Partitions[0]
 	if ps.State != "gap" || ps.Skipped != 20 || len(ps.Losses) != 2 || ps.Losses[1].From != 40 {
 		t.Fatalf("/status partition after two gaps: %+v", ps)
+	}
+	o.InvalidInternalRecord("us-east", "eu-west", "group-offset")
+	inval := `
+# HELP mirrorctl_invalid_internal_records_total Internal records (checkpoints, group offsets from them) whose target offset the remote partition cannot hold; counted, never acted on
+# TYPE mirrorctl_invalid_internal_records_total counter
+mirrorctl_invalid_internal_records_total{kind="checkpoint",source="us-east",target="eu-west"} 0
+mirrorctl_invalid_internal_records_total{kind="group-offset",source="us-east",target="eu-west"} 1
+`
+	if err := testutil.CollectAndCompare(o, strings.NewReader(inval), InvalidInternal); err != nil {
+		t.Fatal(err)
 	}
 	p.(replicate.LossObserver).Loss(replicate.LossEvent{Kind: replicate.LossSourceRecreated, Topic: "orders", Partition: 2, Stopped: true})
 	if ps := o.Status().Flows[0].Partitions[0]; ps.State != "stopped" {

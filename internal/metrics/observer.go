@@ -26,6 +26,7 @@
 //	mirrorctl_partition_up            1 while this process copies the partition, 0 once a loss event stopped it (refused record, gap with auto.offset.reset=none, ...), per partition
 //	mirrorctl_records_skipped_total   source offsets that will not reach the target, per partition and reason (a replicate.LossKind: gap, recreated, target-recreated, refused); every partition starts at 0 for each reason
 //	mirrorctl_loss_events_total       loss events (replicate.LossEvent), per partition and reason, from 0 likewise
+//	mirrorctl_invalid_internal_records_total  checkpoints that could not be true (target offset outside the remote partition), never written or committed, per flow and kind (checkpoint, group-offset)
 //
 // Windowed values (rate, _min, _max, _avg) follow Kafka Metrics' defaults: 2
 // samples of 30 s; _min, _max and _avg are NaN when the window saw nothing, as
@@ -79,6 +80,7 @@ const (
 	PartitionUp          = "mirrorctl_partition_up"
 	RecordsSkipped       = "mirrorctl_records_skipped_total"
 	LossEvents           = "mirrorctl_loss_events_total"
+	InvalidInternal      = "mirrorctl_invalid_internal_records_total"
 	suffixMin, suffixMax = "_min", "_max"
 	suffixAvg            = "_avg"
 	helpWindow           = " (Kafka Metrics window: 2 samples x 30 s)"
@@ -112,6 +114,7 @@ var (
 	dPartUp      = desc(PartitionUp, "1 while this process copies the partition, 0 once a loss event stopped it (it copies nothing more until an operator acts)", partLabels)
 	lossLabels   = append(append([]string(nil), partLabels...), "reason")
 	dSkipped     = desc(RecordsSkipped, "Source offsets of the partition that will not reach the target (deleted before they were copied, topic recreated, ...), by reason", lossLabels)
+	dInvalid     = desc(InvalidInternal, "Internal records (checkpoints, group offsets from them) whose target offset the remote partition cannot hold; counted, never acted on", []string{"source", "target", "kind"})
 	dLossEvents  = desc(LossEvents, "Loss events of the partition (records that will not reach the target, or a stop), by reason", lossLabels)
 )
 
@@ -129,6 +132,7 @@ type Observer struct {
 	flows  map[[2]string]bool
 	leader map[[2]string]bool
 	rebal  map[[3]string]int64
+	inval  map[[3]string]int64
 	member func() []replicate.FlowStatus
 }
 
@@ -148,6 +152,7 @@ func New(now func() time.Time) *Observer {
 		flows:  make(map[[2]string]bool),
 		leader: make(map[[2]string]bool),
 		rebal:  make(map[[3]string]int64),
+		inval:  make(map[[3]string]int64),
 	}
 }
 
@@ -219,6 +224,14 @@ func (o *Observer) Rebalance(source, target string, assigned, revoked, lost int)
 	for change, n := range map[string]int{"assigned": assigned, "revoked": revoked, "lost": lost} {
 		o.rebal[[3]string{source, target, change}] += int64(n)
 	}
+}
+
+// InvalidInternalRecord counts an internal record that cannot be true. It
+// implements replicate.InvalidInternalObserver.
+func (o *Observer) InvalidInternalRecord(source, target, kind string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.inval[[3]string{source, target, kind}]++
 }
 
 // Leader records whether this process leads the flow. It implements
@@ -567,7 +580,7 @@ func (o *Observer) Status() Status {
 
 // Describe implements prometheus.Collector.
 func (o *Observer) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{dRecordCount, dRecordRate, dByteCount, dByteRate, dBehind, dCkAge, dFlowUp, dLeader, dRebalance, dPartUp, dSkipped, dLossEvents} {
+	for _, d := range []*prometheus.Desc{dRecordCount, dRecordRate, dByteCount, dByteRate, dBehind, dCkAge, dFlowUp, dLeader, dRebalance, dPartUp, dSkipped, dLossEvents, dInvalid} {
 		ch <- d
 	}
 	for _, s := range []statDescs{dRecordAge, dLatency, dCkLatency} {
@@ -634,6 +647,11 @@ func (o *Observer) Collect(ch chan<- prometheus.Metric) {
 	var counters []labelled
 	for k, n := range o.rebal {
 		counters = append(counters, labelled{dRebalance, float64(n), []string{k[0], k[1], k[2]}})
+	}
+	for k := range o.flows {
+		for _, kind := range []string{"checkpoint", "group-offset"} {
+			counters = append(counters, labelled{dInvalid, float64(o.inval[[3]string{k[0], k[1], kind}]), []string{k[0], k[1], kind}})
+		}
 	}
 	o.mu.Unlock()
 	for _, m := range other {
