@@ -99,7 +99,10 @@ func TestReverseCheckpoints(t *testing.T) {
 	if n2 != 2*n {
 		t.Fatalf("second pass: %d records, want %d (each checkpoint confirmed)", n2, 2*n)
 	}
-	for k := range want {
+	for k, w := range want {
+		if ck := cks[k]; ck.UpstreamOffset != w[0] || ck.DownstreamOffset != w[1] {
+			t.Errorf("%s confirmed as %d->%d, want %d->%d", k, ck.UpstreamOffset, ck.DownstreamOffset, w[0], w[1])
+		}
 		if !at[k].After(first[k]) {
 			t.Errorf("%s: confirmation at %v, first at %v", k, at[k], first[k])
 		}
