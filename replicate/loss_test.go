@@ -322,3 +322,49 @@ func TestLossLogLimited(t *testing.T) {
 		t.Fatalf("after a minute: allowed %v, held %d; want true, 5", ok, held)
 	}
 }
+
+// The progress topic lost (deleted): the next run resumes after the newest
+// offset sync, says so, and copies again only what the target took after
+// that sync (at most offset.lag.max records), never the whole topic.
+func TestProgressLostResumesFromOffsetSync(t *testing.T) {
+	p := newClusterPair(t)
+	topic := testkit.Name("lostprog")
+	remote := "us-east." + topic
+	p.CreateTopic(t, "us-east", topic, 1, nil)
+	p.Produce(t, "us-east", numbered(topic, 0, 100)...)
+	f := testFlow("us-east", "eu-west")
+	f.EmitHeartbeats = false
+	f.OffsetLagMax = 10
+	runOnce(t, p, f)
+	if _, err := p.Admin(t, "eu-west").DeleteTopics(testkit.Context(t), ProgressTopic(f.Policy, f.Source)); err != nil {
+		t.Fatal(err)
+	}
+	p.Produce(t, "us-east", numbered(topic, 100, 150)...)
+	var logs syncBuffer
+	m, err := runOnceErr(t, p, slog.New(slog.NewTextHandler(&logs, nil)), f)
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	st := statsOf(m, topic)
+	if st.ResumedFrom != ResumeOffsetSync || st.Start < 90 || st.Start > 100 {
+		t.Fatalf("stats %+v: want a resume after the newest offset sync, at 90..100", st)
+	}
+	if !strings.Contains(logs.String(), "progress topic lost?") {
+		t.Fatalf("the resume is not explained:\n%s", logs.String())
+	}
+	got := p.ReadAll(t, "eu-west", remote)[0]
+	idx := make([]int, len(got))
+	for i, r := range got {
+		if _, err := fmt.Sscanf(string(r.Value), "v%d", &idx[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dups, err := testkit.CheckCopy(idx, 150)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 100 - int(st.Start); dups != want || dups > int(f.OffsetLagMax) {
+		t.Fatalf("%d records copied again, want %d (<= offset.lag.max %d)", dups, want, f.OffsetLagMax)
+	}
+	t.Logf("progress lost: resumed at %d, %d records copied again (without the offset syncs all 100 would be)", st.Start, dups)
+}
