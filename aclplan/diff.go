@@ -137,6 +137,8 @@ func Builder(bd Binding) (*kadm.ACLBuilder, error) {
 		b = b.Groups(bd.ResourceName)
 	case TypeCluster:
 		b = b.Clusters()
+	case TypeTransactionalID:
+		b = b.TransactionalIDs(bd.ResourceName)
 	default:
 		return nil, fmt.Errorf("binding %s: resource type %s is not planned by mirrorctl", bd, bd.ResourceType)
 	}

@@ -72,6 +72,8 @@ func KafkaACLsLine(bd Binding, bootstrap string) string {
 		args = append(args, "--cluster")
 	case TypeGroup:
 		args = append(args, "--group", bd.ResourceName)
+	case TypeTransactionalID:
+		args = append(args, "--transactional-id", bd.ResourceName)
 	default:
 		args = append(args, "--topic", bd.ResourceName)
 	}

@@ -15,6 +15,8 @@ const (
 	TypeTopic   = "TOPIC"
 	TypeGroup   = "GROUP"
 	TypeCluster = "CLUSTER"
+	// TypeTransactionalID is the resource of exactly-once producers.
+	TypeTransactionalID = "TRANSACTIONAL_ID"
 
 	PatternLiteral  = "LITERAL"
 	PatternPrefixed = "PREFIXED"
@@ -48,7 +50,7 @@ type Binding struct {
 	Cluster      string `json:"cluster"`
 	Principal    string `json:"principal"`
 	Host         string `json:"host"`
-	ResourceType string `json:"resource_type"` // TypeTopic, TypeGroup or TypeCluster
+	ResourceType string `json:"resource_type"` // TypeTopic, TypeGroup, TypeCluster or TypeTransactionalID
 	PatternType  string `json:"pattern_type"`  // PatternLiteral or PatternPrefixed
 	ResourceName string `json:"resource_name"`
 	Operation    string `json:"operation"`
@@ -373,6 +375,17 @@ func (b *builder) flow(f Flow) error {
 	if cfg.SyncTopicConfigs {
 		b.addAll(tgt, p, TypeTopic, remotes, OpAlterConfigs, "sync.topic.configs: IncrementalAlterConfigs")
 	}
+	if cfg.ExactlyOnce {
+		// replicate/eos.go: one transactional producer per partition task,
+		// ids <group>-<topic>-<partition>. WRITE covers InitProducerId,
+		// AddPartitionsToTxn, Produce and EndTxn; DESCRIBE FindCoordinator.
+		// No IDEMPOTENT_WRITE: since Kafka 2.8 (KIP-679) WRITE on the
+		// topic is enough for the idempotent producer, and a transactional
+		// producer is authorized through its id.
+		txn := []resource{{PatternPrefixed, cfg.GroupID + "-"}}
+		b.addAll(tgt, p, TypeTransactionalID, txn, OpWrite, "exactly-once: InitProducerId, AddPartitionsToTxn, Produce and EndTxn of the partition tasks' transactions")
+		b.addAll(tgt, p, TypeTransactionalID, txn, OpDescribe, "exactly-once: FindCoordinator of the transactional ids")
+	}
 	// Target: mirrorctl's progress topic.
 	prog := []resource{literal(replicate.ProgressTopic(cfg.Policy, src))}
 	b.addAll(tgt, p, TypeTopic, prog, OpCreate, "progress: CreateTopics")
@@ -457,7 +470,7 @@ func (b *builder) failover(cfg replicate.FlowConfig, fp string, topics, remotes,
 	}
 }
 
-var typeRank = map[string]int{TypeCluster: 0, TypeTopic: 1, TypeGroup: 2}
+var typeRank = map[string]int{TypeCluster: 0, TypeTopic: 1, TypeGroup: 2, TypeTransactionalID: 3}
 
 var opRank = map[string]int{OpAll: 0, OpRead: 1, OpWrite: 2, OpCreate: 3, OpAlter: 4, OpDelete: 5,
 	OpDescribe: 6, OpAlterConfigs: 7, OpDescribeConfigs: 8}

@@ -2,6 +2,7 @@ package aclplan
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/mirrorctl/mirrorctl/replicate"
@@ -217,5 +218,41 @@ func TestDiff(t *testing.T) {
 	want := []string{"present a ", "present b c User:p ALLOW ALL TOPIC LITERAL *", "present c c User:p ALLOW ALL TOPIC LITERAL *", "broader * ", "deny d "}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("diff:\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestExactlyOnceBindings: exactly-once adds WRITE and DESCRIBE on the
+// transactional ids <group>-* on the target (WRITE implies DESCRIBE), and
+// nothing else changes.
+func TestExactlyOnceBindings(t *testing.T) {
+	cfg := replicate.DefaultFlowConfig("us-east", "eu-west")
+	cfg.Topics.Include = filter.MustCompileList("topics", "orders")
+	base, err := Build(Input{Principal: "User:mm2", Flows: []Flow{{FlowConfig: cfg}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ExactlyOnce = true
+	plan, err := Build(Input{Principal: "User:mm2", Flows: []Flow{{FlowConfig: cfg}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, b := range plan.Bindings {
+		if b.ResourceType == TypeTransactionalID {
+			got = append(got, fmt.Sprintf("%s %s %s %s", b.Cluster, b.ResourceName, b.PatternType, b.Operation))
+		}
+	}
+	// WRITE implies DESCRIBE, so the plan lists WRITE only.
+	want := "[eu-west mirrorctl-us-east-eu-west- PREFIXED WRITE]"
+	if fmt.Sprint(got) != want {
+		t.Fatalf("transactional id bindings %q, want %s", got, want)
+	}
+	if len(plan.Bindings) != len(base.Bindings)+1 {
+		t.Fatalf("%d bindings with exactly-once, %d without: want exactly the transactional-id one more", len(plan.Bindings), len(base.Bindings))
+	}
+	line := KafkaACLsLine(Binding{Cluster: "eu-west", Principal: "User:mm2", Host: AnyHost, ResourceType: TypeTransactionalID,
+		PatternType: PatternPrefixed, ResourceName: "g-", Operation: OpWrite, Permission: Allow}, "")
+	if !strings.Contains(line, "--transactional-id g- --resource-pattern-type prefixed") {
+		t.Fatalf("kafka-acls line %s", line)
 	}
 }

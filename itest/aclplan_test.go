@@ -270,6 +270,11 @@ offset-syncs.topic.replication.factor = 1
 heartbeats.topic.replication.factor = 1
 checkpoints.topic.replication.factor = 1
 `, r.east, r.west, u, e.loc)
+	if e.loc == replicate.LocationTarget {
+		// One of the two proofs runs the flow exactly-once, so the
+		// TRANSACTIONAL_ID binding is proven needed (and enough) too.
+		flows += r.west + ".exactly.once.source.support = enabled\n"
+	}
 	header := fmt.Sprintf("clusters = %[1]s, %[2]s\n", r.east, r.west)
 	writeFile(t, r.path, header+security(r.east, e.eastSASL, e.appUsr, "ITEST_APP_PASSWORD")+security(r.west, e.westSASL, e.appUsr, "ITEST_APP_PASSWORD")+flows)
 	writeFile(t, r.foPath, header+security(r.east, e.eastSASL, e.foUsr, "ITEST_OPS_PASSWORD")+security(r.west, e.westSASL, e.foUsr, "ITEST_OPS_PASSWORD")+flows)

@@ -110,9 +110,11 @@ type txState struct {
 	bytes   int64
 }
 
-// checkTransactions fails with a *SettingError when the target's brokers do
-// not all support transactions (InitProducerID, AddPartitionsToTxn, EndTxn).
-func checkTransactions(ctx context.Context, cfg FlowConfig, tgt *kadm.Client) error {
+// CheckTransactions fails with a *SettingError when the target's brokers do
+// not all support transactions (InitProducerID, AddPartitionsToTxn, EndTxn),
+// or with the request's error. replicate runs it at the start of an
+// exactly-once flow, --dry-run too.
+func CheckTransactions(ctx context.Context, cfg FlowConfig, tgt *kadm.Client) error {
 	vs, err := tgt.ApiVersions(ctx)
 	if err != nil {
 		return fmt.Errorf("flow %s: api versions of %s: %w", cfg.Name(), cfg.Target, err)

@@ -337,7 +337,7 @@ func (fr *flowRunner) setUp(ctx context.Context) (topics []string, _ func(), err
 		},
 	}
 	if cfg.ExactlyOnce {
-		steps = append(steps, func(ctx context.Context) error { return checkTransactions(ctx, cfg, w.tgt) })
+		steps = append(steps, func(ctx context.Context) error { return CheckTransactions(ctx, cfg, w.tgt) })
 	}
 	if cfg.EmitOffsetSyncs {
 		adm := w.src

@@ -387,3 +387,19 @@ mirrorctl_invalid_internal_records_total{kind="group-offset",source="us-east",ta
 		t.Fatalf("state after a stop = %q", ps.State)
 	}
 }
+
+func TestTransactionsCounted(t *testing.T) {
+	o := New(nil)
+	o.TransactionEnded("us-east", "eu-west", true)
+	o.TransactionEnded("us-east", "eu-west", true)
+	o.TransactionEnded("us-east", "eu-west", false)
+	want := `
+# HELP mirrorctl_transactions_total Exactly-once target transactions this process's partition tasks ended, committed or aborted (fenced ones included)
+# TYPE mirrorctl_transactions_total counter
+mirrorctl_transactions_total{result="aborted",source="us-east",target="eu-west"} 1
+mirrorctl_transactions_total{result="committed",source="us-east",target="eu-west"} 2
+`
+	if err := testutil.CollectAndCompare(o, strings.NewReader(want), Transactions); err != nil {
+		t.Fatal(err)
+	}
+}

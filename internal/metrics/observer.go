@@ -81,6 +81,7 @@ const (
 	RecordsSkipped       = "mirrorctl_records_skipped_total"
 	LossEvents           = "mirrorctl_loss_events_total"
 	InvalidInternal      = "mirrorctl_invalid_internal_records_total"
+	Transactions         = "mirrorctl_transactions_total"
 	suffixMin, suffixMax = "_min", "_max"
 	suffixAvg            = "_avg"
 	helpWindow           = " (Kafka Metrics window: 2 samples x 30 s)"
@@ -116,6 +117,7 @@ var (
 	dSkipped     = desc(RecordsSkipped, "Source offsets of the partition that will not reach the target (deleted before they were copied, topic recreated, ...), by reason", lossLabels)
 	dInvalid     = desc(InvalidInternal, "Internal records (checkpoints, group offsets from them) whose target offset the remote partition cannot hold; counted, never acted on", []string{"source", "target", "kind"})
 	dLossEvents  = desc(LossEvents, "Loss events of the partition (records that will not reach the target, or a stop), by reason", lossLabels)
+	dTxn         = desc(Transactions, "Exactly-once target transactions this process's partition tasks ended, committed or aborted (fenced ones included)", []string{"source", "target", "result"})
 )
 
 // Observer collects replicate's measurements and serves them as Prometheus
@@ -133,10 +135,14 @@ type Observer struct {
 	leader map[[2]string]bool
 	rebal  map[[3]string]int64
 	inval  map[[3]string]int64
+	txns   map[[3]string]int64
 	member func() []replicate.FlowStatus
 }
 
-var _ replicate.Observer = (*Observer)(nil)
+var (
+	_ replicate.Observer            = (*Observer)(nil)
+	_ replicate.TransactionObserver = (*Observer)(nil)
+)
 
 // New returns an empty Observer. now is the clock (nil is time.Now); tests
 // pin it to check windowed values.
@@ -153,6 +159,7 @@ func New(now func() time.Time) *Observer {
 		leader: make(map[[2]string]bool),
 		rebal:  make(map[[3]string]int64),
 		inval:  make(map[[3]string]int64),
+		txns:   make(map[[3]string]int64),
 	}
 }
 
@@ -232,6 +239,18 @@ func (o *Observer) InvalidInternalRecord(source, target, kind string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.inval[[3]string{source, target, kind}]++
+}
+
+// TransactionEnded counts an exactly-once transaction committed or
+// aborted. It implements replicate.TransactionObserver.
+func (o *Observer) TransactionEnded(source, target string, committed bool) {
+	result := "aborted"
+	if committed {
+		result = "committed"
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.txns[[3]string{source, target, result}]++
 }
 
 // Leader records whether this process leads the flow. It implements
@@ -580,7 +599,7 @@ func (o *Observer) Status() Status {
 
 // Describe implements prometheus.Collector.
 func (o *Observer) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{dRecordCount, dRecordRate, dByteCount, dByteRate, dBehind, dCkAge, dFlowUp, dLeader, dRebalance, dPartUp, dSkipped, dLossEvents, dInvalid} {
+	for _, d := range []*prometheus.Desc{dRecordCount, dRecordRate, dByteCount, dByteRate, dBehind, dCkAge, dFlowUp, dLeader, dRebalance, dPartUp, dSkipped, dLossEvents, dInvalid, dTxn} {
 		ch <- d
 	}
 	for _, s := range []statDescs{dRecordAge, dLatency, dCkLatency} {
@@ -652,6 +671,9 @@ func (o *Observer) Collect(ch chan<- prometheus.Metric) {
 		for _, kind := range []string{"checkpoint", "group-offset"} {
 			counters = append(counters, labelled{dInvalid, float64(o.inval[[3]string{k[0], k[1], kind}]), []string{k[0], k[1], kind}})
 		}
+	}
+	for k, n := range o.txns {
+		counters = append(counters, labelled{dTxn, float64(n), []string{k[0], k[1], k[2]}})
 	}
 	o.mu.Unlock()
 	for _, m := range other {

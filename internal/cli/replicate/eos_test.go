@@ -177,3 +177,34 @@ func TestExactlyOnceZombieIsFenced(t *testing.T) {
 	}
 	checkExactlyOnce(t, e, "us-east.orders", parts, n)
 }
+
+// The operator's view: --dry-run and --once -o json say which flows run
+// exactly-once; what cannot be honoured is a usage error (exit 2) naming
+// the key.
+func TestExactlyOnceOperatorView(t *testing.T) {
+	e := newEnv(t, "eu-west.exactly.once.source.support = enabled\n")
+	createTopics(t, e.Client(t, "us-east"), 2, "orders")
+	e.produceN(t, "us-east", "orders", 2, 100)
+	code, stdout, stderr := run(t, "replicate", "--dry-run", "-c", e.config)
+	if code != 0 || !strings.Contains(stderr, "flow us-east->eu-west: exactly-once") || !strings.Contains(stderr, "mirrorctl-us-east-eu-west-<topic>-<partition>") {
+		t.Fatalf("--dry-run: exit %d, stderr %q; want the flow named exactly-once with its transactional ids", code, stderr)
+	}
+	code, stdout, stderr = run(t, "replicate", "--once", "-c", e.config, "-o", "json")
+	if code != 0 || !strings.Contains(stdout, `"delivery": "exactly-once"`) || !strings.Contains(stdout, `"source_isolation": "read_committed"`) {
+		t.Fatalf("--once -o json: exit %d, stdout %s, stderr %s; want delivery exactly-once", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, `"transactions_committed": `) || strings.Contains(stdout, `"transactions_committed": 0`) {
+		t.Fatalf("--once -o json: %s; want committed transactions counted", stdout)
+	}
+	for _, tt := range []struct{ extra, key string }{
+		{"eu-west.exactly.once.source.support = preparing\n", "eu-west.exactly.once.source.support"},
+		{"eu-west.producer.transactional.id = mine\n", "eu-west.producer.transactional.id"},
+		{"eu-west.exactly.once.source.support = enabled\nus-east.consumer.isolation.level = read_uncommitted\n", "us-east.consumer.isolation.level"},
+	} {
+		cfg := e.WriteConfig(t, tt.extra)
+		code, _, stderr := run(t, "replicate", "--once", "-c", cfg)
+		if code != 2 || !strings.Contains(stderr, tt.key) {
+			t.Errorf("%q: exit %d, stderr %q; want exit 2 naming %s", tt.extra, code, stderr, tt.key)
+		}
+	}
+}

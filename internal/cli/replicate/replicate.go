@@ -179,6 +179,13 @@ type FlowResume struct {
 type FlowMembers struct {
 	Flow     string `json:"flow"`
 	TasksMax int    `json:"tasks_max"`
+	// Delivery is "exactly-once" or "at-least-once"; SourceIsolation
+	// "read_committed" or "read_uncommitted" (replicate.FlowConfig).
+	Delivery        string `json:"delivery"`
+	SourceIsolation string `json:"source_isolation"`
+	// TransactionalIDs is, in exactly-once mode, the pattern of the
+	// transactional ids its tasks use: "<group>-<topic>-<partition>".
+	TransactionalIDs string `json:"transactional_ids,omitempty"`
 	replicate.Ownership
 	Error string `json:"error,omitempty"`
 }
@@ -378,12 +385,20 @@ func dryRun(ctx context.Context, opts *ReplicateOptions, flows []replicate.FlowC
 		if err != nil {
 			return err
 		}
+		if f.ExactlyOnce {
+			if err := replicate.CheckTransactions(ctx, f, tgt); err != nil {
+				return err
+			}
+		}
 		plan, err := replicate.PlanFlow(ctx, f, src, tgt)
 		if err != nil {
 			return err
 		}
 		res.Flows = append(res.Flows, plan)
-		fm := FlowMembers{Flow: f.Name(), TasksMax: f.TasksMax}
+		fm := FlowMembers{Flow: f.Name(), TasksMax: f.TasksMax, Delivery: f.Delivery(), SourceIsolation: f.SourceIsolation()}
+		if f.ExactlyOnce {
+			fm.TransactionalIDs = f.GroupID + "-<topic>-<partition>"
+		}
 		if fm.Ownership, err = replicate.ReadOwnership(ctx, src, tgt, f); err != nil {
 			fm.Error = err.Error()
 		}
@@ -412,6 +427,12 @@ func dryRun(ctx context.Context, opts *ReplicateOptions, flows []replicate.FlowC
 	// Who runs each flow now: a process started on this file joins them
 	// (or waits as a standby at tasks.max).
 	for _, fm := range res.Members {
+		if fm.Delivery == replicate.DeliveryExactlyOnce {
+			cmdutil.Notef(opts.IO, "flow %s: exactly-once: each partition commits its copies and progress in one transaction on the target (transactional ids %s), source read %s",
+				fm.Flow, fm.TransactionalIDs, fm.SourceIsolation)
+		} else {
+			cmdutil.Notef(opts.IO, "flow %s: at-least-once, source read %s", fm.Flow, fm.SourceIsolation)
+		}
 		switch {
 		case fm.Error != "":
 			cmdutil.Notef(opts.IO, "flow %s: group %s: members unknown: %s", fm.Flow, fm.Group, fm.Error)

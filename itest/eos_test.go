@@ -1,0 +1,257 @@
+//go:build kafka
+
+package itest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/mirrorctl/mirrorctl/internal/testkit"
+)
+
+var committedRead = kgo.FetchIsolationLevel(kgo.ReadCommitted())
+
+// writeTxnSteps writes to partition 0 of topic: per step three records in
+// a committed ("c") or aborted ("a") transaction, or plain ("p"). It returns
+// the values a read_committed reader sees, in order.
+func writeTxnSteps(ctx context.Context, t *testing.T, bootstrap, topic string, steps ...string) []string {
+	t.Helper()
+	txn := newClient(t, bootstrap, kgo.TransactionalID("itest-"+uniq(t)), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	plain := newClient(t, bootstrap, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	var want []string
+	for i, st := range steps {
+		var recs []*kgo.Record
+		for j := 0; j < 3; j++ {
+			recs = append(recs, &kgo.Record{Topic: topic, Value: []byte(fmt.Sprintf("%s%d-%d", st, i, j))})
+		}
+		if st == "p" {
+			if err := plain.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			if err := txn.BeginTransaction(); err != nil {
+				t.Fatal(err)
+			}
+			if err := txn.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+			if err := txn.EndTransaction(ctx, kgo.TransactionEndTry(st == "c")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if st != "a" {
+			for _, r := range recs {
+				want = append(want, string(r.Value))
+			}
+		}
+	}
+	return want
+}
+
+// Committed data only, on real brokers: aborted source transactions never
+// reach the target; committed ones are copied once; at-least-once and
+// exactly-once alike.
+func TestCommittedOnlyOnRealKafka(t *testing.T) {
+	for _, eos := range []bool{false, true} {
+		t.Run(fmt.Sprintf("exactly-once=%v", eos), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			east, west := mustEnv(t, "MIRRORCTL_KAFKA_US_EAST"), mustEnv(t, "MIRRORCTL_KAFKA_EU_WEST")
+			u := uniq(t)
+			topic := "txn-" + u
+			if _, err := kadm.NewClient(newClient(t, east)).CreateTopic(ctx, 1, 1, nil, topic); err != nil {
+				t.Fatal(err)
+			}
+			want := writeTxnSteps(ctx, t, east, topic, "c", "a", "p", "a", "c", "a")
+			extra := fmt.Sprintf("us-east->eu-west.topics = %s\nus-east->eu-west.mirrorctl.group.id = mirrorctl-txn-%s\nemit.heartbeats.enabled = false\nemit.checkpoints.enabled = false\n", topic, u)
+			if eos {
+				extra += "eu-west.exactly.once.source.support = enabled\n"
+			}
+			if code, stdout, stderr := runCLI(ctx, "replicate", "--once", "-o", "json", "-c", plainConfig(t, extra)); code != 0 {
+				t.Fatalf("replicate --once: exit %d\n%s\n%s", code, stdout, stderr)
+			}
+			remote := "us-east." + topic
+			for _, iso := range []string{"read_committed", "read_uncommitted"} {
+				var opts []kgo.Opt
+				if iso == "read_committed" {
+					opts = append(opts, committedRead)
+				}
+				recs, err := readAll(ctx, west, remote, opts...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got []string
+				for _, r := range recs {
+					got = append(got, string(r.Value))
+					if eos && !r.Attrs.IsTransactional() {
+						t.Errorf("copy at %d not written in a transaction", r.Offset)
+					}
+				}
+				// Nothing was aborted on the target: both reads agree.
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Fatalf("%s read of %s: %v, want the committed and plain records once: %v", iso, remote, got, want)
+				}
+			}
+		})
+	}
+}
+
+// The exactly-once crash test on real brokers, kept small so make test-kafka
+// stays short: two processes share 4 partitions (tasks.max = 2) while 100k
+// records arrive; five times a random one is killed with SIGKILL and started
+// again. A read_committed read of the target then holds every source record
+// exactly once, in order.
+func TestExactlyOnceCrashOnRealKafka(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	bin := filepath.Join(t.TempDir(), "mirrorctl")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/mirrorctl").CombinedOutput(); err != nil {
+		t.Fatalf("build mirrorctl: %v\n%s", err, out)
+	}
+	east, west := mustEnv(t, "MIRRORCTL_KAFKA_US_EAST"), mustEnv(t, "MIRRORCTL_KAFKA_EU_WEST")
+	u := uniq(t)
+	topic := "eos-" + u
+	const parts, perPart, kills = 4, 25_000, 5
+	eastCl := newClient(t, east, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(5*time.Millisecond))
+	if _, err := kadm.NewClient(eastCl).CreateTopic(ctx, parts, 1, nil, topic); err != nil {
+		t.Fatal(err)
+	}
+	cfg := plainConfig(t, fmt.Sprintf(`us-east->eu-west.topics = %s
+us-east->eu-west.mirrorctl.group.id = mirrorctl-eos-%s
+emit.heartbeats.enabled = false
+emit.checkpoints.enabled = false
+tasks.max = 2
+eu-west.exactly.once.source.support = enabled
+us-east.consumer.session.timeout.ms = 6000
+eu-west.consumer.session.timeout.ms = 6000
+`, topic, u))
+	type proc struct {
+		cmd    *exec.Cmd
+		stderr *bytes.Buffer
+		done   chan struct{}
+	}
+	var mu sync.Mutex
+	var logs []string
+	start := func(name string) *proc {
+		p := &proc{cmd: exec.Command(bin, "replicate", "-v", "-c", cfg), stderr: &bytes.Buffer{}, done: make(chan struct{})}
+		p.cmd.Stderr = p.stderr
+		if err := p.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		go func() { _ = p.cmd.Wait(); close(p.done) }()
+		t.Cleanup(func() {
+			_ = p.cmd.Process.Kill()
+			<-p.done
+			mu.Lock()
+			logs = append(logs, name+":\n"+p.stderr.String())
+			mu.Unlock()
+		})
+		return p
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, l := range logs {
+				t.Log(l)
+			}
+		}
+	})
+	procs := []*proc{start("a0"), start("b0")}
+	produced := make(chan struct{})
+	go func() {
+		defer close(produced)
+		for i := 0; i < perPart; i += 500 {
+			var recs []*kgo.Record
+			for p := int32(0); p < parts; p++ {
+				for j := i; j < min(i+500, perPart); j++ {
+					recs = append(recs, &kgo.Record{Topic: topic, Partition: p, Value: []byte(fmt.Sprintf("p%d-%07d", p, j))})
+				}
+			}
+			if err := eastCl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+				t.Error(err)
+				return
+			}
+			time.Sleep(700 * time.Millisecond) // about 35 s of stream: the kills (at most 30 s) land mid-copy
+		}
+	}()
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 13))
+	for k := 0; k < kills; k++ {
+		time.Sleep(time.Duration(2000+rng.IntN(4000)) * time.Millisecond)
+		select {
+		case <-produced:
+			t.Fatalf("kill %d came after the last record was produced: the test must kill mid-stream", k+1)
+		default:
+		}
+		i := rng.IntN(len(procs))
+		if err := procs[i].cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		<-procs[i].done
+		procs[i] = start(fmt.Sprintf("%c%d", 'a'+i, k+1))
+		t.Logf("kill %d: process %c", k+1, 'a'+i)
+	}
+	select {
+	case <-produced:
+	case <-ctx.Done():
+		t.Fatal("producer did not finish")
+	}
+	remote := "us-east." + topic
+	count := func() (int, error) {
+		recs, err := readAll(ctx, west, remote, committedRead)
+		return len(recs), err
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		n, err := count()
+		if err == nil && n >= parts*perPart {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("2 min after the last record, a read_committed read of the target holds %d of %d records (%v)", n, parts*perPart, err)
+		}
+		time.Sleep(time.Second)
+	}
+	for _, p := range procs {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		<-p.done
+	}
+	dst, err := readAll(ctx, west, remote, committedRead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := readAll(ctx, west, remote)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, recs := range byPartition(dst) {
+		idx := make([]int, len(recs))
+		for i, r := range recs {
+			v := string(r.Value)
+			n, err := strconv.Atoi(v[strings.IndexByte(v, '-')+1:])
+			if err != nil || !strings.HasPrefix(v, fmt.Sprintf("p%d-", p)) {
+				t.Fatalf("%s[%d] holds %q", remote, p, v)
+			}
+			idx[i] = n
+		}
+		dups, err := testkit.CheckCopy(idx, perPart)
+		if err != nil || dups != 0 || len(recs) != perPart {
+			t.Fatalf("%s[%d] read committed: %d records, %d repeats, %v; want each of %d once", remote, p, len(recs), dups, err, perPart)
+		}
+	}
+	t.Logf("%d records, %d SIGKILLs: a read_committed read holds each once, in order; %d records of aborted transactions are on the target for read_uncommitted readers",
+		parts*perPart, kills, len(all)-len(dst))
+}
