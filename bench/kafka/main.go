@@ -83,6 +83,10 @@ type contender struct {
 	// procs is how many mirrorctl processes share the flow (tasks.max =
 	// partitions admits them all); 0 is one.
 	procs int
+	// eos: eu-west.exactly.once.source.support = enabled (one transaction
+	// per partition every mirrorctl.transaction.interval.ms); the target is
+	// read read_committed.
+	eos bool
 }
 
 type result struct {
@@ -148,14 +152,15 @@ func main() {
 }
 
 var contenders = []contender{
-	{"MM2", "mm2", false, false, 0},
-	{"MM2 tuned", "mm2", true, false, 0},
-	{"mirrorctl --once", "mirrorctl", false, false, 0},
-	{"mirrorctl --once tuned", "mirrorctl", true, false, 0},
-	{"mirrorctl --once, topic exists", "mirrorctl", false, true, 0},
-	{"mirrorctl --once x2 processes, topic exists", "mirrorctl", false, true, 2},
-	{"mirrorctl --once x3 processes, topic exists", "mirrorctl", false, true, 3},
-	{"bare franz-go pipe", "pipe", false, false, 0},
+	{"MM2", "mm2", false, false, 0, false},
+	{"MM2 tuned", "mm2", true, false, 0, false},
+	{"mirrorctl --once", "mirrorctl", false, false, 0, false},
+	{"mirrorctl --once exactly-once", "mirrorctl", false, false, 0, true},
+	{"mirrorctl --once tuned", "mirrorctl", true, false, 0, false},
+	{"mirrorctl --once, topic exists", "mirrorctl", false, true, 0, false},
+	{"mirrorctl --once x2 processes, topic exists", "mirrorctl", false, true, 2, false},
+	{"mirrorctl --once x3 processes, topic exists", "mirrorctl", false, true, 3, false},
+	{"bare franz-go pipe", "pipe", false, false, 0, false},
 }
 
 // latResult is one latency run of one contender.
@@ -294,6 +299,9 @@ func throughput(ctx context.Context, e env, c contender, ds *dataset, run int) (
 	if c.procs > 1 {
 		topic = strings.Replace(topic, c.kind, fmt.Sprintf("%s%d", c.kind, c.procs), 1)
 	}
+	if c.eos {
+		topic = strings.Replace(topic, c.kind, c.kind+"eos", 1)
+	}
 	b, err := seed(ctx, e.src, topic, e.partitions, *ds)
 	if err != nil {
 		return result{}, fmt.Errorf("seed: %w", err)
@@ -329,7 +337,11 @@ func throughput(ctx context.Context, e env, c contender, ds *dataset, run int) (
 	if err != nil {
 		return result{}, err
 	}
-	n, err := sumEnds(ctx, e.dst, dstTopic)
+	count := sumEnds
+	if c.eos {
+		count = countCommitted // end offsets count the transaction markers too
+	}
+	n, err := count(ctx, e.dst, dstTopic)
 	if err != nil {
 		return result{}, err
 	}
@@ -356,6 +368,9 @@ func writeProps(e env, c contender, topic, dir string) (string, error) {
 	}
 	if c.tuned {
 		b.WriteString(tunedProps)
+	}
+	if c.eos {
+		b.WriteString("eu-west.exactly.once.source.support = enabled\n")
 	}
 	path := filepath.Join(dir, topic+".properties")
 	return path, os.WriteFile(path, []byte(b.String()), 0o600)
@@ -606,8 +621,11 @@ func latencyRun(ctx context.Context, e env, c contender, ds dataset, rate float6
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	// read_committed: an exactly-once copy counts when its transaction
+	// commits, as its consumers see it (the same for the others).
 	cons, err := kgo.NewClient(kgo.SeedBrokers(e.dst), kgo.ConsumeTopics(dstTopic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(500*time.Millisecond))
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(500*time.Millisecond),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 	if err != nil {
 		return nil, 0, err
 	}
@@ -801,6 +819,63 @@ func sumEnds(ctx context.Context, addrs, topic string) (int64, error) {
 			n += o.Offset
 		}
 	})
+	return n, nil
+}
+
+// countCommitted counts the records a read_committed consumer reads from
+// topic up to its end offsets now (transaction markers and aborted records
+// left out).
+func countCommitted(ctx context.Context, addrs, topic string) (int64, error) {
+	adm, done, err := admin(addrs)
+	if err != nil {
+		return 0, err
+	}
+	defer done()
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		return 0, err
+	}
+	want := map[int32]int64{}
+	assign := map[int32]kgo.Offset{}
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Err == nil && o.Offset > 0 {
+			want[o.Partition] = o.Offset
+			assign[o.Partition] = kgo.NewOffset().AtStart()
+		}
+	})
+	if len(want) == 0 {
+		return 0, nil
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: assign}),
+		kgo.KeepControlRecords(), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	if err != nil {
+		return 0, err
+	}
+	defer cl.Close()
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	var n int64
+	for len(want) > 0 {
+		fs := cl.PollFetches(rctx)
+		if err := rctx.Err(); err != nil {
+			return n, fmt.Errorf("count %s: %w", topic, err)
+		}
+		if errs := fs.Errors(); len(errs) > 0 {
+			return n, errs[0].Err
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			end, ok := want[r.Partition]
+			if !ok || r.Offset >= end {
+				return
+			}
+			if !r.Attrs.IsControl() {
+				n++
+			}
+			if r.Offset+1 >= end {
+				delete(want, r.Partition)
+			}
+		})
+	}
 	return n, nil
 }
 
@@ -1073,6 +1148,18 @@ func targets(sets []dataset, results map[string]map[string][]result, lat map[str
 			c := median(rs, func(r result) float64 { return r.cpu })
 			fmt.Fprintf(&b, "- mirrorctl --once x%d processes, %s: CPU per record %.2fx one process's (%s)\n", n, ds.name, c/base, mark(c/base <= 1.15))
 		}
+	}
+	// Exactly-once (issue 13): >= 70% of at-least-once throughput, p99
+	// under 1 s at the latency phase's fixed rate.
+	const eos = "mirrorctl --once exactly-once"
+	for _, ds := range sets {
+		if e, a := rate(eos, ds), rate("mirrorctl --once", ds); !math.IsNaN(e) && !math.IsNaN(a) {
+			fmt.Fprintf(&b, "- %s, %s: %.0f%% of at-least-once (%s; target 70%%)\n", eos, ds.name, 100*e/a, mark(e/a >= 0.70))
+		}
+	}
+	if l, ok := lat[eos]; ok {
+		p := time.Duration(median(l, func(r latResult) float64 { return float64(r.p99) }))
+		fmt.Fprintf(&b, "- %s median p99 %s (%s; target under 1 s)\n", latName(eos), p.Round(time.Millisecond), mark(p < time.Second))
 	}
 	for _, m := range []string{"mirrorctl --once", "mirrorctl --once tuned"} {
 		for _, ds := range sets {
