@@ -96,6 +96,7 @@ type txTask struct {
 	started   atomic.Bool   // run was started
 	aborts    int           // aborts in a row at the same position
 	fenced    bool
+	finishing bool // finish runs: an abort copies nothing again
 }
 
 // txState, on the task (guarded by t.mu), is what the produce promises of
@@ -411,6 +412,9 @@ func (x *txTask) abort(ctx context.Context, cause error) {
 	t.inflight, t.head = t.inflight[:0], 0
 	t.mu.Unlock()
 	x.aborts++
+	if x.finishing {
+		return
+	}
 	if x.aborts >= eosMaxAborts && ts.err != nil {
 		rec := ts.badRec
 		size := len(rec.Key) + len(rec.Value)
@@ -476,27 +480,27 @@ func (x *txTask) fence(err error) {
 	}()
 }
 
-// finish ends the loop at release: a handover copies what is queued and
-// commits; a loss aborts what is open (the next owner's InitProducerID would
-// abort it anyway). The producer is closed.
+// finish ends the loop at release: it copies what is queued and commits,
+// on a handover and on a loss alike. Committing is safe even after a loss:
+// a new owner that already fenced this id makes the commit fail (logged as
+// fenced, nothing of it visible), and one that has not yet reads the
+// committed progress after its fencing. What stays open (a refused commit)
+// is aborted with the buffered records dropped, never by reloading the
+// producer id, which would fence the new owner. The producer is closed.
 func (x *txTask) finish(ctx context.Context) {
 	defer x.prod.Close()
-	if x.handover && !x.fenced && !x.t.halted.Load() {
+	x.finishing = true
+	if !x.fenced && !x.t.halted.Load() {
 		for _, r := range x.take() {
 			x.copy(ctx, r)
 		}
-		x.commit(ctx)
-		if !x.open {
-			return
+		if x.open || x.next > x.committed {
+			x.commit(ctx)
 		}
 	}
 	if x.open && !x.fenced {
 		_ = x.prod.AbortBufferedRecords(ctx)
-		if err := x.prod.EndTransaction(ctx, kgo.TryAbort); err != nil {
-			x.fence(err)
-		} else {
-			x.w.noteAbort()
-		}
+		x.w.noteAbort()
 	}
 }
 
