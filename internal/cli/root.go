@@ -18,6 +18,7 @@ import (
 	"github.com/mirrorctl/mirrorctl/internal/cli/dump"
 	failovercmd "github.com/mirrorctl/mirrorctl/internal/cli/failover"
 	"github.com/mirrorctl/mirrorctl/internal/cli/lag"
+	mm2cmd "github.com/mirrorctl/mirrorctl/internal/cli/mm2"
 	replicatecmd "github.com/mirrorctl/mirrorctl/internal/cli/replicate"
 	translatecmd "github.com/mirrorctl/mirrorctl/internal/cli/translate"
 	"github.com/mirrorctl/mirrorctl/internal/cli/version"
@@ -107,6 +108,7 @@ func NewCmdRoot(f *cmdutil.Factory, g *globalOptions) *cobra.Command {
 	cmd.AddCommand(aclplancmd.NewCmdACLPlan(f, nil))
 	cmd.AddCommand(lag.NewCmdLag(f, nil))
 	cmd.AddCommand(auditcmd.NewCmdAudit(f))
+	cmd.AddCommand(mm2cmd.NewCmdMM2(f))
 	for _, t := range helpTopics {
 		cmd.AddCommand(newHelpTopic(t.name, t.short, t.long))
 	}
