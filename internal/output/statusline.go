@@ -93,8 +93,9 @@ func (s *StatusLine) Set(text string) {
 	}
 	text = strings.NewReplacer("\n", " ", "\r", " ").Replace(text)
 	// The library draws "\r<spinner> <text>  ": keep the whole line
-	// under the terminal's width.
-	s.text = truncate(text, max(s.width-5, 1))
+	// under the terminal's width with room for the "^C" a terminal echoes
+	// at the cursor (a line that wrapped could not be erased).
+	s.text = truncate(text, max(s.width-8, 1))
 	s.bar.Describe(s.text)
 }
 
@@ -155,14 +156,14 @@ type ReplicateStatus struct {
 	Flows []string
 }
 
-// String is the status line's text, e.g. "replicating: 1,204,332 records
-// (118.2 MB), 10,512 records/s, 3,200 behind, 12 partitions, 1 stopped;
+// String is the status line's text, e.g. "copied 1,204,332 records
+// (118.2 MB) at 10,512/s, 3,200 behind, 12 partitions, 1 stopped;
 // us-east->eu-west: leader, 12 tasks".
 func (r ReplicateStatus) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "replicating: %s records (%s)", groupThousands(fmt.Sprint(r.Records)), ByteSize(r.Bytes))
+	fmt.Fprintf(&b, "copied %s records (%s)", groupThousands(fmt.Sprint(r.Records)), ByteSize(r.Bytes))
 	if r.Rate >= 0 {
-		fmt.Fprintf(&b, ", %s records/s", groupThousands(fmt.Sprintf("%.0f", r.Rate)))
+		fmt.Fprintf(&b, " at %s/s", groupThousands(fmt.Sprintf("%.0f", r.Rate)))
 	}
 	if r.Behind >= 0 {
 		fmt.Fprintf(&b, ", %s behind", groupThousands(fmt.Sprint(r.Behind)))

@@ -41,8 +41,8 @@ func TestStatusLineInPlace(t *testing.T) {
 	}
 	for _, line := range strings.Split(got, "\r") {
 		line = strings.NewReplacer("\x1b[2K", "", "\x1b[0K", "").Replace(line)
-		if n := len([]rune(line)); n >= 40 {
-			t.Errorf("drawn text is %d columns, wider than the terminal: %q", n, line)
+		if n := len([]rune(line)); n > 40-4 {
+			t.Errorf("drawn text is %d columns, not 4 columns short of the terminal (room for an echoed ^C): %q", n, line)
 		}
 	}
 	errOut.Reset()
@@ -73,9 +73,9 @@ func TestReplicateStatusString(t *testing.T) {
 	}{
 		{ReplicateStatus{Records: 1204332, Bytes: 118_200_000, Rate: 10512.4, Behind: 3200, Partitions: 12, Stopped: 1,
 			Flows: []string{"us-east->eu-west: leader, 12 tasks"}},
-			"replicating: 1,204,332 records (118.2 MB), 10,512 records/s, 3,200 behind, 12 partitions, 1 stopped; us-east->eu-west: leader, 12 tasks"},
+			"copied 1,204,332 records (118.2 MB) at 10,512/s, 3,200 behind, 12 partitions, 1 stopped; us-east->eu-west: leader, 12 tasks"},
 		{ReplicateStatus{Rate: -1, Behind: -1, Partitions: 1},
-			"replicating: 0 records (0 B), behind unknown, 1 partition"},
+			"copied 0 records (0 B), behind unknown, 1 partition"},
 	} {
 		if got := tt.s.String(); got != tt.want {
 			t.Errorf("got  %q\nwant %q", got, tt.want)

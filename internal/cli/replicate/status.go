@@ -189,7 +189,7 @@ func replicateStatus(stats []replicate.PartitionStats, flows []replicate.FlowSta
 		}
 		role := f.Membership
 		if f.Leader {
-			role += ", leader"
+			role = "leader" // a member that leads the flow
 		}
 		st.Flows = append(st.Flows, fmt.Sprintf("%s: %s, %d tasks", f.Flow, role, f.Tasks))
 	}

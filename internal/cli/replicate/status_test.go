@@ -2,6 +2,7 @@ package replicate_test
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,9 @@ import (
 	"github.com/mirrorctl/mirrorctl/internal/iostreams"
 	"github.com/mirrorctl/mirrorctl/internal/testkit"
 )
+
+// statusRE matches the start of the status line's text.
+var statusRE = regexp.MustCompile(`copied [0-9,]+ records \(`)
 
 // waitTargetEnd waits (bounded) until every partition of topic on alias
 // ends at want.
@@ -73,7 +77,7 @@ func TestContinuousStatusLine(t *testing.T) {
 	t.Run("terminal", func(t *testing.T) {
 		errOut, stop := start(true)
 		deadline := time.Now().Add(30 * time.Second)
-		want := []string{"replicating: 1,000 records", "0 behind", "records/s", "2 partitions", "us-east->eu-west: member, leader, 2 tasks"}
+		want := []string{"copied 1,000 records", "0 behind", "/s, 0 behind", "2 partitions", "us-east->eu-west: leader, 2 tasks"}
 		for {
 			got := errOut.String()
 			all := true
@@ -93,7 +97,7 @@ func TestContinuousStatusLine(t *testing.T) {
 		if strings.Count(drawn, "\r") < 2 {
 			t.Errorf("status line not redrawn in place: %q", drawn)
 		}
-		if strings.Contains(drawn, "replicating:") && strings.Contains(drawn[strings.Index(drawn, "replicating:"):], "\n") {
+		if i := statusRE.FindStringIndex(drawn); i != nil && strings.Contains(drawn[i[0]:], "\n") {
 			t.Errorf("a newline after the status line: it is not redrawn in place: %q", drawn)
 		}
 		code := stop()
@@ -104,7 +108,8 @@ func TestContinuousStatusLine(t *testing.T) {
 		if strings.Contains(got, "✓") {
 			t.Fatalf("interrupted run printed a success mark: %q", got)
 		}
-		tail := got[strings.LastIndex(got, "replicating:"):]
+		all := statusRE.FindAllStringIndex(got, -1)
+		tail := got[all[len(all)-1][0]:]
 		if !strings.Contains(tail, "\x1b[2K") || !strings.Contains(tail, "stopped: position saved") {
 			t.Fatalf("the line was not erased before the closing words: %q", tail)
 		}
@@ -131,7 +136,7 @@ func TestContinuousStatusLine(t *testing.T) {
 			if code := stop(); code != 130 {
 				t.Fatalf("exit %d, want 130: %q", code, errOut)
 			}
-			if got := errOut.String(); strings.Contains(got, "replicating:") || strings.Contains(got, "\r") {
+			if got := errOut.String(); statusRE.MatchString(got) || strings.Contains(got, "\r") {
 				t.Fatalf("status line drawn %s: %q", tt.name, got)
 			}
 		})
