@@ -264,10 +264,15 @@ func runReplicate(ctx context.Context, opts *ReplicateOptions) error {
 	// stderr (not with -o json: scripts read the document); log records
 	// and warnings erase it while they are written
 	// (output.AroundStatusLine).
-	var hwm *hwmObserver
+	var hwms func() func(replicate.PartitionStats) int64
 	if !opts.Once && opts.IO.IsStderrTTY() && opts.Output() != output.FormatJSON {
-		hwm = newHWMObserver(obs)
-		obs = hwm
+		if mo != nil {
+			hwms = func() func(replicate.PartitionStats) int64 { return metricsHighWatermarks(mo) }
+		} else {
+			h := newHWMObserver()
+			obs = h
+			hwms = func() func(replicate.PartitionStats) int64 { return h.highWatermark }
+		}
 	}
 	m, err := replicate.New(replicate.Options{Flows: flows, Clients: clients, Logger: opts.Logger, Once: opts.Once, Observer: obs,
 		IgnoreLiveMM2: opts.IgnoreLiveMM2})
@@ -281,8 +286,8 @@ func runReplicate(ctx context.Context, opts *ReplicateOptions) error {
 	switch {
 	case opts.Once:
 		stopProgress = onceProgress(ctx, opts, m)
-	case hwm != nil:
-		stopProgress = liveStatus(ctx, output.NewStatusLine(opts.IO), m, hwm)
+	case hwms != nil:
+		stopProgress = liveStatus(ctx, output.NewStatusLine(opts.IO), m, hwms)
 	}
 	runErr := m.Run(ctx)
 	stopProgress()

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mirrorctl/mirrorctl/internal/metrics"
 	"github.com/mirrorctl/mirrorctl/internal/output"
 	"github.com/mirrorctl/mirrorctl/replicate"
 )
@@ -17,14 +18,18 @@ const (
 	rateWindow  = 5 * time.Second
 )
 
-// hwmObserver keeps each copied partition's source high watermark as of
-// its latest fetch (replicate.PartitionObserver.Fetched), for the status
-// line's "behind", and passes every measurement on to next (the metrics
-// observer, or nil).
+// hwmObserver is the engine's observer when continuous replicate draws its
+// status line without --metrics-addr: it keeps each copied partition's
+// source high watermark, as of its latest fetch
+// (replicate.PartitionObserver.Fetched) and of the engine's periodic
+// position report (replicate.PositionObserver, so idle partitions have one
+// too), for the line's "behind". With --metrics-addr the metrics observer
+// is used as is (wrapping it would hide the optional observer interfaces
+// the engine looks for: loss, position, transactions) and its Status
+// gives the high watermarks.
 type hwmObserver struct {
-	next replicate.Observer
-	mu   sync.Mutex
-	hwm  map[partKey]*hwmPartition
+	mu  sync.Mutex
+	hwm map[partKey]*hwmPartition
 }
 
 // partKey names a copied partition the way PartitionStats does: flow
@@ -35,17 +40,16 @@ type partKey struct {
 }
 
 type hwmPartition struct {
-	next replicate.PartitionObserver
-	mu   sync.Mutex
-	hwm  int64 // -1 before the first fetch with records
+	mu  sync.Mutex
+	hwm int64 // -1 before the first report
 }
 
-func newHWMObserver(next replicate.Observer) *hwmObserver {
-	return &hwmObserver{next: next, hwm: map[partKey]*hwmPartition{}}
+func newHWMObserver() *hwmObserver {
+	return &hwmObserver{hwm: map[partKey]*hwmPartition{}}
 }
 
-// highWatermark returns the partition's source high watermark of its
-// latest fetch, or -1 when none was seen.
+// highWatermark returns the partition's latest reported source high
+// watermark, or -1 when none was.
 func (o *hwmObserver) highWatermark(s replicate.PartitionStats) int64 {
 	o.mu.Lock()
 	p := o.hwm[partKey{s.Flow, s.RemoteTopic, s.Partition}]
@@ -67,64 +71,42 @@ func (o *hwmObserver) Partition(source, target, remoteTopic string, partition in
 		p = &hwmPartition{hwm: -1}
 		o.hwm[k] = p
 	}
-	if o.next != nil {
-		p.next = o.next.Partition(source, target, remoteTopic, partition)
-	}
 	return p
 }
 
-func (o *hwmObserver) CheckpointWritten(source, target, group, topic string, partition int32, latency time.Duration) {
-	if o.next != nil {
-		o.next.CheckpointWritten(source, target, group, topic, partition, latency)
-	}
-}
+func (o *hwmObserver) CheckpointWritten(string, string, string, string, int32, time.Duration) {}
+func (o *hwmObserver) FlowState(string, string, bool)                                         {}
+func (o *hwmObserver) Rebalance(string, string, int, int, int)                                {}
+func (o *hwmObserver) Leader(string, string, bool)                                            {}
 
-// CheckpointConfirmed passes the optional confirmation the metrics observer
-// takes (replicate's checkpointer looks for it on its observer).
-func (o *hwmObserver) CheckpointConfirmed(source, target, group string, listedAt time.Time) {
-	if co, ok := o.next.(interface {
-		CheckpointConfirmed(source, target, group string, listedAt time.Time)
-	}); ok {
-		co.CheckpointConfirmed(source, target, group, listedAt)
+func (p *hwmPartition) set(hwm int64) {
+	if hwm < 0 {
+		return
 	}
-}
-
-func (o *hwmObserver) FlowState(source, target string, up bool) {
-	if o.next != nil {
-		o.next.FlowState(source, target, up)
-	}
-}
-
-func (o *hwmObserver) Rebalance(source, target string, assigned, revoked, lost int) {
-	if o.next != nil {
-		o.next.Rebalance(source, target, assigned, revoked, lost)
-	}
-}
-
-func (o *hwmObserver) Leader(source, target string, leading bool) {
-	if o.next != nil {
-		o.next.Leader(source, target, leading)
-	}
-}
-
-func (p *hwmPartition) Fetched(hwm int64) {
 	p.mu.Lock()
 	p.hwm = hwm
 	p.mu.Unlock()
-	if p.next != nil {
-		p.next.Fetched(hwm)
-	}
 }
 
-func (p *hwmPartition) Polled(valueBytes int, age time.Duration) {
-	if p.next != nil {
-		p.next.Polled(valueBytes, age)
-	}
-}
+func (p *hwmPartition) Fetched(hwm int64)               { p.set(hwm) }
+func (p *hwmPartition) Position(_, hwm int64)           { p.set(hwm) }
+func (p *hwmPartition) Polled(int, time.Duration)       {}
+func (p *hwmPartition) Acked(int, time.Duration, int64) {}
 
-func (p *hwmPartition) Acked(valueBytes int, latency time.Duration, next int64) {
-	if p.next != nil {
-		p.next.Acked(valueBytes, latency, next)
+// metricsHighWatermarks returns the high watermarks the metrics observer
+// holds now, looked up like hwmObserver.highWatermark.
+func metricsHighWatermarks(mo *metrics.Observer) func(replicate.PartitionStats) int64 {
+	m := map[partKey]int64{}
+	for _, f := range mo.Status().Flows {
+		for _, p := range f.Partitions {
+			m[partKey{f.Source + "->" + f.Target, p.Topic, p.Partition}] = p.HighWatermark
+		}
+	}
+	return func(s replicate.PartitionStats) int64 {
+		if h, ok := m[partKey{s.Flow, s.RemoteTopic, s.Partition}]; ok {
+			return h
+		}
+		return -1
 	}
 }
 
@@ -197,8 +179,9 @@ func replicateStatus(stats []replicate.PartitionStats, flows []replicate.FlowSta
 }
 
 // liveStatus redraws line every statusEvery from m until the returned func
-// is called, which erases it.
-func liveStatus(ctx context.Context, line *output.StatusLine, m *replicate.Mirror, hwm *hwmObserver) func() {
+// is called, which erases it. hwms gives, at each redraw, the partitions'
+// source high watermarks.
+func liveStatus(ctx context.Context, line *output.StatusLine, m *replicate.Mirror, hwms func() func(replicate.PartitionStats) int64) func() {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -207,7 +190,7 @@ func liveStatus(ctx context.Context, line *output.StatusLine, m *replicate.Mirro
 		defer t.Stop()
 		var rate rateMeter
 		for {
-			st := replicateStatus(m.Stats(), m.Status(), hwm.highWatermark)
+			st := replicateStatus(m.Stats(), m.Status(), hwms())
 			st.Rate = rate.add(time.Now(), st.Records)
 			line.Set(st.String())
 			select {
