@@ -180,7 +180,11 @@ func TestExactlyOnceOperatorView(t *testing.T) {
 	e := newEnv(t, "eu-west.exactly.once.source.support = enabled\n")
 	createTopics(t, e.Client(t, "us-east"), 2, "orders")
 	e.produceN(t, "us-east", "orders", 2, 100)
-	code, stdout, stderr := run(t, "replicate", "--dry-run", "-c", e.config)
+	code, stdout, stderr := run(t, "replicate", "--dry-run", "-c", e.config, "-o", "json")
+	if code != 0 || !strings.Contains(stdout, `"delivery": "exactly-once"`) || !strings.Contains(stdout, `"transactional_ids": "mirrorctl-us-east-eu-west-<topic>-<partition>"`) {
+		t.Fatalf("--dry-run -o json: exit %d, stdout %s, stderr %q; want the flow's delivery and transactional ids", code, stdout, stderr)
+	}
+	code, _, stderr = run(t, "replicate", "--dry-run", "-c", e.config)
 	if code != 0 || !strings.Contains(stderr, "flow us-east->eu-west: exactly-once") || !strings.Contains(stderr, "mirrorctl-us-east-eu-west-<topic>-<partition>") {
 		t.Fatalf("--dry-run: exit %d, stderr %q; want the flow named exactly-once with its transactional ids", code, stderr)
 	}
