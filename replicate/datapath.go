@@ -42,11 +42,7 @@ func (w *worker) pollLoop(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		fetches.EachError(func(t string, p int32, err error) {
-			if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
-				w.log.Warn("fetch error", "topic", t, "partition", p, "err", err)
-			}
-		})
+		fetches.EachError(w.fetchError) // topicid.go
 		w.dispatch(ctx, fetches)
 	}
 }

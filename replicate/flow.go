@@ -166,6 +166,12 @@ type FlowConfig struct {
 	// latest: what the source still holds is copied). Either way the gap is
 	// reported (loss.go).
 	StopOnGap bool
+
+	// CopyRecreatedSource (mirrorctl.source.recreated = copy-from-start)
+	// copies a source topic whose ID changed since its progress was written
+	// from the new topic's log start, appended to the remote topic, instead
+	// of stopping its partitions (the default; topicid.go).
+	CopyRecreatedSource bool
 	// MM2 says where the flow finds what MirrorMaker 2 copied before
 	// mirrorctl took over, and what to do when nothing is known
 	// (mm2resume.go).

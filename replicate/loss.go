@@ -205,7 +205,10 @@ func (w *worker) lossErrors() []error {
 	for _, t := range w.everyTask() {
 		t.mu.Lock()
 		for _, ev := range t.loss.events {
-			if ev.Kind != LossRefused {
+			// Refused records are recordErrors'; an event that lost
+			// nothing and stopped nothing (a recreated topic copied
+			// from its start by choice) is reported, not an error.
+			if ev.Kind != LossRefused && (ev.Count > 0 || ev.Stopped) {
 				evs = append(evs, ev)
 			}
 		}

@@ -65,6 +65,8 @@ type worker struct {
 	// firstAck wakes the progress writer at a task's first
 	// acknowledgement (runProgressWriter).
 	firstAck chan struct{}
+	// fetchWarned holds back repeats of a fetch error (topicid.go).
+	fetchWarned onceAMinute
 
 	// fatal stops the flow with err (set by the flowRunner).
 	fatal func(err error)
@@ -223,7 +225,12 @@ func (w *worker) startBatch(ctx context.Context, batch []*task) error {
 	// The progress read, the source offsets and the remote partitions (the
 	// flow leader creates them) are independent: ask for them at once.
 	var starts, ends kadm.ListedOffsets
+	var ids map[string]string
 	steps := []func(context.Context) error{
+		func(ctx context.Context) (err error) {
+			ids, err = w.sourceTopicIDs(ctx, names) // topicid.go
+			return err
+		},
 		func(ctx context.Context) error {
 			if err := w.progress.catchUp(ctx); err != nil {
 				return fmt.Errorf("read progress: %w", err)
@@ -300,9 +307,32 @@ func (w *worker) startBatch(ctx context.Context, batch []*task) error {
 			continue
 		}
 		written := int64(-1)
-		if val, ok := w.progress.value(t.src); ok {
+		val, hasProgress := w.progress.value(t.src)
+		if hasProgress {
 			written = val.Next
 			t.inheritLoss(val)
+		}
+		if ev := w.checkTopicID(t, val, hasProgress, ids[t.src.topic]); ev != nil {
+			// The source topic was recreated (topicid.go).
+			if ev.Stopped {
+				t.resume(val.Next, written, ResumeProgress)
+				w.reportLoss(t, *ev)
+				close(t.started)
+				continue
+			}
+			w.reportLoss(t, *ev)
+			t.resume(s.Offset, written, ResumeLogStart)
+			if add[t.src.topic] == nil {
+				add[t.src.topic] = map[int32]kgo.Offset{}
+			}
+			add[t.src.topic][t.src.partition] = kgo.NewOffset().At(s.Offset).WithEpoch(-1)
+			if t.tx != nil {
+				t.tx.start(s.Offset)
+			}
+			t.state.Store(TaskRunning)
+			close(t.started)
+			w.log.Info("partition task started", "topic", t.src.topic, "partition", t.src.partition, "resume", s.Offset, "from", ResumeLogStart)
+			continue
 		}
 		// The resume point: progress, else where MM2 stopped, else the
 		// reset policy (mm2resume.go).

@@ -152,6 +152,8 @@ var actedOnKeys = []string{
 	KeyExactlyOnce, KeyTransactionInterval,
 	// Where MM2 stopped, read when mirrorctl takes over a flow.
 	"offset.storage.topic", KeyMM2OffsetsTopic, KeyMM2Connector, KeyMM2ConnectGroup, KeyResumeUnknown,
+	// A recreated source topic (replicate/topicid.go).
+	KeySourceRecreated,
 }
 
 // TestExactlyOnceErrors: what mirrorctl cannot honour is a config error

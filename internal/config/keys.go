@@ -125,6 +125,10 @@ var knownKeys = map[string]keyInfo{
 	KeyMM2Connector:    {kind: kString, def: "MirrorSourceConnector"},
 	KeyMM2ConnectGroup: {kind: kString},
 	KeyResumeUnknown:   {kind: kEnum, def: "refuse", enum: []string{"refuse", "log-start", "log-end"}},
+	// A source topic recreated under a flow (a new topic ID): stop its
+	// partitions with an error, or copy the new topic from its start,
+	// appended to the remote topic (replicate/topicid.go).
+	KeySourceRecreated: {kind: kEnum, def: "stop", enum: []string{"stop", "copy-from-start"}},
 	// The Connect worker's offsets topic: in dedicated mode MM2 keeps its
 	// source offsets there (default mm2-offsets.<source>.internal).
 	"offset.storage.topic": {kind: kString, scope: scopeWorker},
@@ -137,6 +141,10 @@ const (
 	KeyMM2ConnectGroup = "mirrorctl.mm2.connect.group"
 	KeyResumeUnknown   = "mirrorctl.resume.unknown"
 )
+
+// KeySourceRecreated says what a flow does when a source topic's ID changed
+// (deleted and created again): stop (default) or copy-from-start.
+const KeySourceRecreated = "mirrorctl.source.recreated"
 
 // KeyProgressInterval is mirrorctl's progress write interval, in ms.
 const KeyProgressInterval = "mirrorctl.progress.interval.ms"

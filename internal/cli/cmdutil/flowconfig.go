@@ -54,6 +54,7 @@ func FlowConfig(cfg *config.Config, f *config.Flow) replicate.FlowConfig {
 	fc.GroupID = f.String(config.KeyGroupID)
 	fc.TasksMax = int(f.Int("tasks.max"))
 	fc.ProgressInterval = time.Duration(f.Int(config.KeyProgressInterval)) * time.Millisecond
+	fc.CopyRecreatedSource = strings.EqualFold(f.String(config.KeySourceRecreated), "copy-from-start")
 	fc.ExactlyOnce = strings.EqualFold(f.String(config.KeyExactlyOnce), "enabled")
 	fc.TransactionInterval = time.Duration(f.Int(config.KeyTransactionInterval)) * time.Millisecond
 	// Where MM2 stopped: its dedicated mode's offsets topic (the worker's

@@ -1,0 +1,67 @@
+package replicate
+
+import (
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/mirrorctl/mirrorctl/internal/testkit"
+)
+
+// A source topic deleted and created again between runs: its progress names
+// the old topic ID, so the partition stops with a "recreated" loss event
+// naming both IDs (nothing of the new topic copied, no silent skip of its
+// first records), run after run; with CopyRecreatedSource the new topic is
+// copied from its start, appended to the remote topic.
+func TestSourceTopicRecreated(t *testing.T) {
+	p := newClusterPair(t)
+	topic := testkit.Name("recreated")
+	remote := "us-east." + topic
+	p.CreateTopic(t, "us-east", topic, 1, nil)
+	p.Produce(t, "us-east", numbered(topic, 0, 50)...)
+	f := testFlow("us-east", "eu-west")
+	f.EmitHeartbeats = false
+	runOnce(t, p, f)
+	oldID := progressOf(t, p, f, topic).TopicID
+	if oldID == "" {
+		t.Fatal("progress carries no topic ID")
+	}
+	adm := p.Admin(t, "us-east")
+	if _, err := adm.DeleteTopics(testkit.Context(t), topic); err != nil {
+		t.Fatal(err)
+	}
+	p.CreateTopic(t, "us-east", topic, 1, nil)
+	p.Produce(t, "us-east", numbered(topic, 100, 180)...) // 80 records: more than the old position
+	var logs syncBuffer
+	_, err := runOnceErr(t, p, slog.New(slog.NewTextHandler(&logs, nil)), f)
+	evs := lossEvents(err)
+	if len(evs) != 1 || evs[0].Kind != LossSourceRecreated || !evs[0].Stopped || !strings.Contains(evs[0].Reason, oldID) ||
+		!strings.Contains(evs[0].Reason, "mirrorctl.source.recreated = copy-from-start") {
+		t.Fatalf("run error %v, want a stop naming the old ID %s and what to do", err, oldID)
+	}
+	if n := strings.Count(logs.String(), "level=ERROR"); n != 1 {
+		t.Fatalf("%d ERROR lines, want 1:\n%s", n, logs.String())
+	}
+	assertValues(t, p, "eu-west", remote, span(0, 50))
+	if pv := progressOf(t, p, f, topic); pv.TopicID != oldID || pv.Loss == nil || !pv.Loss.Stopped || pv.Loss.Kind != "recreated" {
+		t.Fatalf("progress %+v: want the old ID kept and the stop recorded", pv)
+	}
+	// Again: still stopped.
+	if _, err := runOnceErr(t, p, nil, f); len(lossEvents(err)) != 1 {
+		t.Fatalf("second run: %v", err)
+	}
+	// The documented choice: copy the new topic from its start.
+	f.CopyRecreatedSource = true
+	m, err := runOnceErr(t, p, nil, f)
+	if err != nil {
+		t.Fatalf("copy-from-start run: %v", err)
+	}
+	assertValues(t, p, "eu-west", remote, append(span(0, 50), span(100, 180)...))
+	st := statsOf(m, topic)
+	if len(st.Losses) != 1 || st.Losses[0].Kind != LossSourceRecreated || st.Losses[0].Stopped {
+		t.Fatalf("stats %+v: want the recreation reported, not stopped", st)
+	}
+	if pv := progressOf(t, p, f, topic); pv.TopicID == oldID || pv.Next != 80 {
+		t.Fatalf("progress %+v: want the new ID at 80", pv)
+	}
+}
