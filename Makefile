@@ -57,8 +57,10 @@ bench: build ## replicate 1M x 100 B and 200k x 1 KB on embedded clusters beside
 	$(GO) run ./bench/embedded -mirrorctl $(BIN) -runs 3
 
 BENCH_KAFKA_FLAGS ?=
+# flock -o: the brokers started under the lock do not inherit it, so a run that dies before
+# `kafka.sh down` cannot leave them holding it.
 bench-kafka: build ## mirrorctl vs MirrorMaker 2 vs a bare franz-go pipe on the real brokers; writes bench/results/<date>.md
-	flock /tmp/mirrorctl-kafka.lock bash -c 'eval "$$(scripts/kafka.sh up)" && $(GO) run ./bench/kafka -mirrorctl $(BIN) $(BENCH_KAFKA_FLAGS); rc=$$?; scripts/kafka.sh down; exit $$rc'
+	flock -o /tmp/mirrorctl-kafka.lock bash -c 'eval "$$(scripts/kafka.sh up)" && $(GO) run ./bench/kafka -mirrorctl $(BIN) $(BENCH_KAFKA_FLAGS); rc=$$?; scripts/kafka.sh down; exit $$rc'
 
 completions: build ## generate shell completion scripts into completions/ (committed; CI fails when they are stale)
 	mkdir -p completions

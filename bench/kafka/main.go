@@ -2,7 +2,7 @@
 // and a bare franz-go consume->produce pipe, on the harness's two real Kafka
 // brokers (scripts/kafka.sh) and the same data.
 //
-//	flock /tmp/mirrorctl-kafka.lock bash -c 'eval "$(scripts/kafka.sh up)" && go run ./bench/kafka; scripts/kafka.sh down'
+//	flock -o /tmp/mirrorctl-kafka.lock bash -c 'eval "$(scripts/kafka.sh up)" && go run ./bench/kafka; scripts/kafka.sh down'
 //
 // `make bench-kafka` runs exactly that. The brokers come from the env vars
 // `scripts/kafka.sh up` prints (MIRRORCTL_KAFKA_US_EAST is the source,
