@@ -63,9 +63,11 @@ func (w *worker) dispatch(ctx context.Context, fetches kgo.Fetches) {
 			return // not ours (any more): the owner resumes from progress
 		}
 		var now time.Time
+		if w.observing || t.limits != nil {
+			now = time.Now()
+		}
 		if w.observing {
 			t.obs.Fetched(p.HighWatermark)
-			now = time.Now()
 		}
 		if t.tx != nil {
 			t.tx.enqueue(p.Records) // exactly-once: the task's transaction loop copies them (eos.go)
@@ -101,6 +103,10 @@ func (w *worker) dispatch(ctx context.Context, fetches kgo.Fetches) {
 				t.position.Store(next)
 				t.mu.Unlock()
 				continue
+			}
+			if err := w.preflight(t, r, now); err != nil {
+				w.refuseBefore(t, r, err) // limits.go: stops here, nothing after r is sent
+				return
 			}
 			t.mu.Lock()
 			t.push(r.Offset)

@@ -287,7 +287,9 @@ func (fr *flowRunner) setUp(ctx context.Context) (topics []string, _ func(), err
 	// No delivery timeout for copies: kgo dates a record from its
 	// timestamp, and copies keep the source's, so a delivery.timeout.ms
 	// would fail every record older than it at once.
-	if w.data, err = client(cfg.Target, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RecordDeliveryTimeout(0)); err != nil {
+	// Batches are capped at the remote topic's max.message.bytes (limits.go).
+	if w.data, err = client(cfg.Target, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RecordDeliveryTimeout(0),
+		kgo.ProducerBatchMaxBytesFn(w.limits.batchMaxBytes)); err != nil {
 		return nil, nil, err
 	}
 	if w.control, err = client(cfg.Target, kgo.RecordPartitioner(kgo.ManualPartitioner())); err != nil {

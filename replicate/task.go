@@ -62,6 +62,7 @@ type task struct {
 	end      int64        // Once: the partition's end offset when the run started; -1 unknown
 	halted   atomic.Bool  // a produce failed: no more records from this partition
 	state    atomic.Value // TaskState
+	limits   *topicLimits // the remote topic's, read at start; nil unknown (limits.go)
 
 	mu          sync.Mutex
 	inflight    []int64 // upstream offsets handed to the producer, in order

@@ -34,7 +34,8 @@ type worker struct {
 	syncProducer *kgo.Client // == control when the offset-syncs topic is on the target
 	syncTopic    string
 	progress     *progressView
-	takeover     *takeover // what MM2 left, read at the flow's start
+	takeover     *takeover   // what MM2 left, read at the flow's start
+	limits       limitsCache // the remote topics' limits (limits.go)
 
 	// dmu is held while a poll's records are dispatched and while a task
 	// changes state between running and revoking (see dispatch).
@@ -247,6 +248,13 @@ func (w *worker) startBatch(ctx context.Context, batch []*task) error {
 			if err := awaitRemotePartitions(ctx, w.data, need); err != nil {
 				return err
 			}
+			// Before the data producer learns the partitions: it takes
+			// their batch cap from the limits then (limits.go).
+			remotes := make([]string, 0, len(need))
+			for r := range need {
+				remotes = append(remotes, r)
+			}
+			w.loadLimits(ctx, remotes)
 			return awaitProducerPartitions(ctx, w.data, need) // growth.go
 		},
 	}
@@ -352,6 +360,7 @@ func (w *worker) startBatch(ctx context.Context, batch []*task) error {
 			}
 		}
 		t.resume(start, written, from)
+		t.limits = w.limitsOf(t.remote)
 		t.mu.Lock()
 		t.firstErr = nil
 		t.mu.Unlock()

@@ -163,6 +163,10 @@ type PlanResult struct {
 	// resume now and from which source (progress, mm2-offsets, offset-sync,
 	// log-start, log-end), with the records it would copy again or skip.
 	Resume []FlowResume `json:"resume"`
+	// LimitDifferences are the remote topics whose limits are stricter
+	// than their source topic's (replicate.PlanLimits): a record the
+	// source holds may be refused there, stopping its partition.
+	LimitDifferences []replicate.LimitDifference `json:"limit_differences"`
 }
 
 // FlowResume is one flow's resume points (replicate.PlanResume) and what
@@ -369,7 +373,7 @@ func onceProgress(ctx context.Context, opts *ReplicateOptions, m *replicate.Mirr
 }
 
 func dryRun(ctx context.Context, opts *ReplicateOptions, flows []replicate.FlowConfig, clients replicate.Clients) error {
-	res := PlanResult{Envelope: output.NewEnvelope(), Flows: []*replicate.Plan{}, Members: []FlowMembers{}, Resume: []FlowResume{}}
+	res := PlanResult{Envelope: output.NewEnvelope(), Flows: []*replicate.Plan{}, Members: []FlowMembers{}, Resume: []FlowResume{}, LimitDifferences: []replicate.LimitDifference{}}
 	cfg, err := opts.Config()
 	if err != nil {
 		return err
@@ -400,6 +404,11 @@ func dryRun(ctx context.Context, opts *ReplicateOptions, flows []replicate.FlowC
 			return err
 		}
 		res.Flows = append(res.Flows, plan)
+		diffs, err := replicate.PlanLimits(ctx, plan, src, tgt)
+		if err != nil {
+			cmdutil.Warnf(opts.IO, "flow %s: topic limits not compared: %v", f.Name(), err)
+		}
+		res.LimitDifferences = append(res.LimitDifferences, diffs...)
 		fm := FlowMembers{Flow: f.Name(), TasksMax: f.TasksMax, Delivery: f.Delivery(), SourceIsolation: f.SourceIsolation()}
 		if f.ExactlyOnce {
 			fm.TransactionalIDs = f.GroupID + "-<topic>-<partition>"
@@ -428,6 +437,9 @@ func dryRun(ctx context.Context, opts *ReplicateOptions, flows []replicate.FlowC
 	}
 	if opts.Output() == output.FormatJSON {
 		return output.WriteJSON(opts.IO.Out, res)
+	}
+	for _, d := range res.LimitDifferences {
+		cmdutil.Warnf(opts.IO, "%s -> %s: %s is %s on the target, %s on the source: %s", d.Topic, d.RemoteTopic, d.Key, d.Target, d.Source, d.Effect)
 	}
 	// Who runs each flow now: a process started on this file joins them
 	// (or waits as a standby at tasks.max).

@@ -73,3 +73,43 @@ func TestDryRunNotesWellKnownTopics(t *testing.T) {
 		}
 	}
 }
+
+// TestDryRunWarnsOfStricterTargetLimits: the remote topic exists with a
+// smaller max.message.bytes than its source topic and LogAppendTime
+// timestamps; --dry-run warns of both, naming topic, key and values, and
+// -o json lists them in limit_differences; a topic whose limits match gets
+// no warning.
+func TestDryRunWarnsOfStricterTargetLimits(t *testing.T) {
+	e := newEnv(t, "")
+	strict, same := testkit.Name("strict"), testkit.Name("same")
+	big, small, lat := "4000000", "100000", "LogAppendTime"
+	e.CreateTopic(t, testkit.East, strict, 1, map[string]*string{"max.message.bytes": &big})
+	e.CreateTopic(t, testkit.West, "us-east."+strict, 1, map[string]*string{"max.message.bytes": &small, "message.timestamp.type": &lat})
+	e.CreateTopic(t, testkit.East, same, 1, nil)
+	e.CreateTopic(t, testkit.West, "us-east."+same, 1, nil)
+	code, _, stderr := run(t, "replicate", "--dry-run", "-c", e.config)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		"warning: " + strict + " -> us-east." + strict + ": max.message.bytes is 100000 on the target, 4000000 on the source: records the source accepts can be refused",
+		"warning: " + strict + " -> us-east." + strict + ": message.timestamp.type is LogAppendTime on the target, CreateTime on the source",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if strings.Contains(stderr, same+" ->") {
+		t.Errorf("a topic with equal limits was warned of:\n%s", stderr)
+	}
+	_, stdout, _ := run(t, "replicate", "--dry-run", "-c", e.config, "-o", "json")
+	var res struct {
+		Limits []replicate.LimitDifference `json:"limit_differences"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Limits) != 2 || res.Limits[0].Topic != strict {
+		t.Errorf("limit_differences %+v, want the two of %s", res.Limits, strict)
+	}
+}
