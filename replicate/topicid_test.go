@@ -65,3 +65,38 @@ func TestSourceTopicRecreated(t *testing.T) {
 		t.Fatalf("progress %+v: want the new ID at 80", pv)
 	}
 }
+
+// The remote topic deleted (and created again, empty) between runs: the
+// next run finds the remote partition empty though progress says records
+// were copied, reports it (a "target-recreated" event in stats, progress
+// and so lag) and refills it from the source log start: never ok silently.
+func TestTargetTopicRecreatedRefilled(t *testing.T) {
+	p := newClusterPair(t)
+	topic := testkit.Name("tgtgone")
+	remote := "us-east." + topic
+	p.CreateTopic(t, "us-east", topic, 1, nil)
+	p.Produce(t, "us-east", numbered(topic, 0, 40)...)
+	f := testFlow("us-east", "eu-west")
+	f.EmitHeartbeats = false
+	runOnce(t, p, f)
+	if _, err := p.Admin(t, "eu-west").DeleteTopics(testkit.Context(t), remote); err != nil {
+		t.Fatal(err)
+	}
+	p.Produce(t, "us-east", numbered(topic, 40, 60)...)
+	var logs syncBuffer
+	m, err := runOnceErr(t, p, slog.New(slog.NewTextHandler(&logs, nil)), f)
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	assertValues(t, p, "eu-west", remote, span(0, 60))
+	st := statsOf(m, topic)
+	if len(st.Losses) != 1 || st.Losses[0].Kind != LossTargetRecreated {
+		t.Fatalf("stats %+v: want the refill reported", st)
+	}
+	if !strings.Contains(logs.String(), "level=ERROR") || !strings.Contains(logs.String(), "target-recreated") {
+		t.Fatalf("no ERROR line for the refill:\n%s", logs.String())
+	}
+	if pv := progressOf(t, p, f, topic); pv.Next != 60 || pv.Loss == nil || pv.Loss.Kind != "target-recreated" {
+		t.Fatalf("progress %+v", pv)
+	}
+}

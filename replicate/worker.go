@@ -277,6 +277,9 @@ func (w *worker) startBatch(ctx context.Context, batch []*task) error {
 			unknown = true
 		}
 	}
+	// The remote ends also tell a remote topic that lost its copies
+	// (refill below), so they are listed for every batch.
+	unknown = true
 	var rends kadm.ListedOffsets
 	if unknown {
 		remotes := make([]string, 0, len(need))
@@ -320,7 +323,16 @@ func (w *worker) startBatch(ctx context.Context, batch []*task) error {
 			written = val.Next
 			t.inheritLoss(val)
 		}
-		if ev := w.checkTopicID(t, val, hasProgress, ids[t.src.topic]); ev != nil {
+		ev := w.checkTopicID(t, val, hasProgress, ids[t.src.topic])
+		if re, ok := rends.Lookup(t.remote, t.src.partition); ev == nil && hasProgress && written > s.Offset && ok && re.Err == nil && re.Offset == 0 {
+			// Progress says records were copied, yet the remote partition
+			// is empty: the remote topic was deleted or recreated. Refill
+			// it from the source log start.
+			ev = &LossEvent{Kind: LossTargetRecreated, From: s.Offset, To: s.Offset,
+				Reason: fmt.Sprintf("the remote partition %s[%d] is empty though progress says source offsets up to %d were copied: the remote topic was deleted or recreated; refilling it from the source log start (offset %d)",
+					t.remote, t.src.partition, written-1, s.Offset)}
+		}
+		if ev != nil {
 			// The source topic was recreated (topicid.go).
 			if ev.Stopped {
 				t.resume(val.Next, written, ResumeProgress)
@@ -329,7 +341,7 @@ func (w *worker) startBatch(ctx context.Context, batch []*task) error {
 				continue
 			}
 			w.reportLoss(t, *ev)
-			t.resume(s.Offset, written, ResumeLogStart)
+			t.resume(s.Offset, -1, ResumeLogStart) // -1: every position from here on is written
 			if add[t.src.topic] == nil {
 				add[t.src.topic] = map[int32]kgo.Offset{}
 			}
