@@ -82,15 +82,13 @@ func listOrBlank(p *Pattern) string {
 // internalWhy names the isInternalTopic rule that applies.
 func internalWhy(p policy.Policy, topic string) string {
 	switch {
+	case p.IsCheckpointsTopic(topic):
+		return "a checkpoints topic (MM2 internal)"
 	case p.IsMM2InternalTopic(topic):
-		return fmt.Sprintf("ends with %q (MM2 internal)", p.InternalSuffix())
+		return fmt.Sprintf("the mirror's own: starts with \"mm2\" or \"mirrorctl-\" and ends with %q", p.InternalSuffix())
 	case strings.HasPrefix(topic, "__"):
-		return `starts with "__"`
-	case strings.HasPrefix(topic, "."):
-		return `starts with "."`
-	case strings.HasSuffix(topic, "-internal"):
-		return `ends with "-internal"`
+		return `starts with "__" (Kafka internal)`
 	default:
-		return `ends with ".internal"`
+		return `starts with "." (Kafka internal)`
 	}
 }

@@ -67,10 +67,17 @@ type Policy interface {
 	IsHeartbeatsTopic(topic string) bool
 	// IsCheckpointsTopic reports whether topic ends with the checkpoints suffix.
 	IsCheckpointsTopic(topic string) bool
-	// IsMM2InternalTopic reports whether topic ends with InternalSuffix().
+	// IsMM2InternalTopic reports whether topic is one of the mirror's own:
+	// a name starting with "mm2" and ending with InternalSuffix() (offset
+	// syncs; dedicated mode's Connect offsets, configs and status), a
+	// checkpoints topic, or mirrorctl's progress topic
+	// ("mirrorctl-..."+InternalSuffix()).
 	IsMM2InternalTopic(topic string) bool
-	// IsInternalTopic reports whether topic is internal to MM2, Connect or
-	// Kafka and must never be mirrored (isInternalTopic, KAFKA-13397).
+	// IsInternalTopic reports whether topic must never be mirrored: the
+	// mirror's own (IsMM2InternalTopic) or Kafka's ("__" or "." prefix).
+	// Since KAFKA-17200 (Kafka 4.0, the pinned 4.3.1's
+	// ReplicationPolicy.isInternalTopic) user topics ending in ".internal"
+	// or "-internal" are mirrored like any other.
 	IsInternalTopic(topic string) bool
 	// Separator returns the remote-topic separator.
 	Separator() string
@@ -184,21 +191,24 @@ func (d *Default) IsCheckpointsTopic(topic string) bool {
 	return strings.HasSuffix(topic, d.checkpointsSuffix())
 }
 
-// IsMM2InternalTopic reports whether topic ends with InternalSuffix().
+// IsMM2InternalTopic reports whether topic is one of the mirror's own (see
+// [Policy]): MM2's ReplicationPolicy.isMM2InternalTopic of Kafka 4.x
+// ("mm2" prefix and the internal suffix, or a checkpoints topic), plus
+// mirrorctl's progress topics.
 func (d *Default) IsMM2InternalTopic(topic string) bool {
-	return strings.HasSuffix(topic, d.InternalSuffix())
+	suffix := d.InternalSuffix()
+	return (strings.HasPrefix(topic, "mm2") || strings.HasPrefix(topic, "mirrorctl-")) && strings.HasSuffix(topic, suffix) ||
+		d.IsCheckpointsTopic(topic)
 }
 
-// IsInternalTopic reports whether topic is MM2-internal, starts with "__" or
-// ".", or ends with "-internal" or ".internal".
+// IsInternalTopic reports whether topic is the mirror's own or Kafka's
+// ("__" or "." prefix); see [Policy].
 func (d *Default) IsInternalTopic(topic string) bool {
 	return isInternal(d, topic)
 }
 
 func isInternal(p Policy, topic string) bool {
-	return p.IsMM2InternalTopic(topic) ||
-		strings.HasPrefix(topic, "__") || strings.HasPrefix(topic, ".") ||
-		strings.HasSuffix(topic, "-internal") || strings.HasSuffix(topic, ".internal")
+	return p.IsMM2InternalTopic(topic) || strings.HasPrefix(topic, "__") || strings.HasPrefix(topic, ".")
 }
 
 // Separator returns the remote-topic separator.

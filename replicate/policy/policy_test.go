@@ -73,7 +73,11 @@ func TestDefaultDotTable(t *testing.T) {
 		{"us-east.checkpoints.internal", "us-east", "checkpoints.internal", "internal", false, true, true},
 		{"mm2-offset-syncs.us-west.internal", "mm2-offset-syncs", "us-west.internal", "internal", false, true, false},
 		{"__consumer_offsets", none, none, "__consumer_offsets", false, true, false},
-		{"connect-offsets-internal", none, none, "connect-offsets-internal", false, true, false},
+		// KAFKA-17200: user topics ending in "-internal" or ".internal" are
+		// mirrored; only the mirror's own and Kafka's are internal.
+		{"connect-offsets-internal", none, none, "connect-offsets-internal", false, false, false},
+		{"orders.internal", "orders", "internal", "internal", false, false, false},
+		{"mirrorctl-progress.us-east.internal", "mirrorctl-progress", "us-east.internal", "internal", false, true, false},
 	})
 }
 
@@ -99,9 +103,10 @@ func TestDefaultUnderscoreTable(t *testing.T) {
 		{"us-east_checkpoints_internal", "us-east", "checkpoints_internal", "internal", false, true, true},
 		{"mm2-offset-syncs_us-west_internal", "mm2-offset-syncs", "us-west_internal", "internal", false, true, false},
 		{"__consumer_offsets", "", "_consumer_offsets", "offsets", false, true, false},
-		// dotted names are not remote under "_", but ".internal" is always internal
+		// dotted names are not remote under "_", and with the "_internal"
+		// suffix a ".internal" name is a user topic
 		{"us-east.orders", none, none, "us-east.orders", false, false, false},
-		{"us-east.checkpoints.internal", none, none, "us-east.checkpoints.internal", false, true, false},
+		{"us-east.checkpoints.internal", none, none, "us-east.checkpoints.internal", false, false, false},
 	})
 }
 
@@ -125,15 +130,15 @@ func TestInternalNames(t *testing.T) {
 			remoteHeartbeats: "us-east.heartbeats"},
 		{sep: "_", flag: "on", p: NewDefault("_", true),
 			checkpoints: "us-east_checkpoints_internal", offsetSyncs: "mm2-offset-syncs_us-west_internal",
-			suffix: "_internal", mm2Internal: "x_internal", notInternal: "orders-internalx",
+			suffix: "_internal", mm2Internal: "mm2-configs_us-east_internal", notInternal: "x_internal",
 			remoteHeartbeats: "us-east_heartbeats"},
 		{sep: "_", flag: "off", p: NewDefault("_", false),
 			checkpoints: "us-east.checkpoints.internal", offsetSyncs: "mm2-offset-syncs.us-west.internal",
-			suffix: ".internal", mm2Internal: "x.internal", notInternal: "x_internal",
+			suffix: ".internal", mm2Internal: "mm2-configs.us-east.internal", notInternal: "x.internal",
 			remoteHeartbeats: "us-east_heartbeats"},
 		{sep: "_", flag: "on (identity)", p: NewIdentity("_", true, "us-east"),
 			checkpoints: "us-east_checkpoints_internal", offsetSyncs: "mm2-offset-syncs_us-west_internal",
-			suffix: "_internal", mm2Internal: "x_internal", notInternal: "orders",
+			suffix: "_internal", mm2Internal: "mirrorctl-progress_us-east_internal", notInternal: "orders_internal",
 			remoteHeartbeats: "us-east_heartbeats"},
 	}
 	for _, tt := range tests {
