@@ -339,6 +339,19 @@ func (b *builder) flow(f Flow) error {
 	}
 	b.addAll(src, p, TypeGroup, []resource{literal(cfg.GroupID)}, OpRead,
 		"partition tasks: JoinGroup, SyncGroup, Heartbeat of the flow's group (and DescribeGroups for tasks.max)")
+	// Before it copies, replicate looks for a MirrorMaker 2 still running
+	// the flow and for where one stopped (replicate/mm2live.go,
+	// mm2resume.go); not being able to look is a refusal, not a pass.
+	if m := cfg.MM2; m.ConnectGroup != "" {
+		b.addAll(tgt, p, TypeGroup, []resource{literal(m.ConnectGroup)}, OpDescribe,
+			"replicate: DescribeGroups of MirrorMaker 2's Connect group (refuses to run beside a live MM2)")
+	}
+	b.addAll(tgt, p, TypeTopic, []resource{literal(cfg.Policy.HeartbeatsTopic())}, OpRead,
+		"replicate: ListOffsets and Fetch heartbeats (refuses while MM2's still arrive)")
+	if m := cfg.MM2; m.OffsetsTopic != "" {
+		b.addAll(tgt, p, TypeTopic, []resource{literal(m.OffsetsTopic)}, OpRead,
+			"replicate: ListOffsets and Fetch MM2's Connect source offsets (resumes where MM2 stopped)")
+	}
 	accept := func(t string) bool {
 		return filter.DecideTopic(cfg.Policy, cfg.Topics, t, tgt, false).Replicate
 	}

@@ -73,9 +73,11 @@ func TestBuildMinimalDefault(t *testing.T) {
 		got = append(got, fmt.Sprintf("%s %s %s %s", b.Cluster, b.ResourceName, b.PatternType, b.Operation))
 	}
 	want := []string{
+		"eu-west heartbeats LITERAL READ", // MM2 still beating? (replicate/mm2live.go)
 		"eu-west mirrorctl-progress.us-east.internal LITERAL READ",
 		"eu-west mirrorctl-progress.us-east.internal LITERAL WRITE",
 		"eu-west mirrorctl-progress.us-east.internal LITERAL CREATE",
+		"eu-west mm2-offsets.us-east.internal LITERAL READ", // where MM2 stopped
 		"eu-west us-east.checkpoints.internal LITERAL READ",
 		"eu-west us-east.checkpoints.internal LITERAL WRITE",
 		"eu-west us-east.checkpoints.internal LITERAL CREATE",
@@ -84,6 +86,7 @@ func TestBuildMinimalDefault(t *testing.T) {
 		"eu-west us-east.orders LITERAL ALTER",
 		"eu-west us-east.orders LITERAL ALTER_CONFIGS",
 		"eu-west mirrorctl-us-east-eu-west-leader LITERAL READ",
+		"eu-west us-east-mm2 LITERAL DESCRIBE", // MM2's Connect group
 		"us-east mm2-offset-syncs.eu-west.internal LITERAL READ",
 		"us-east mm2-offset-syncs.eu-west.internal LITERAL WRITE",
 		"us-east mm2-offset-syncs.eu-west.internal LITERAL CREATE",

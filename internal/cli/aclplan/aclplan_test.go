@@ -267,7 +267,7 @@ us-east->eu-west.sync.topic.acls.enabled = false
 		t.Fatal(err)
 	}
 	clitest.Golden(t, "apply.json", stdout)
-	if got := strings.Join(audit.calls, "\n"); got != "begin acl-plan acl-plan --apply 11\nend  11 <nil>" {
+	if got := strings.Join(audit.calls, "\n"); got != "begin acl-plan acl-plan --apply 12\nend  12 <nil>" {
 		t.Fatalf("audit calls:\n%s", got)
 	}
 	// Now nothing is missing: --diff exits 0, and --apply creates nothing

@@ -1,11 +1,14 @@
 # cluster eu-west: replace eu-west-admin.properties with a client config for an admin of eu-west
+kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Read --topic heartbeats --resource-pattern-type literal
 kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Read --topic mirrorctl-progress.us-east.internal --resource-pattern-type literal
 kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Write --topic mirrorctl-progress.us-east.internal --resource-pattern-type literal
 kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Create --topic mirrorctl-progress.us-east.internal --resource-pattern-type literal
+kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Read --topic mm2-offsets.us-east.internal --resource-pattern-type literal
 kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Write --topic us-east.orders --resource-pattern-type literal
 kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Create --topic us-east.orders --resource-pattern-type literal
 kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Alter --topic us-east.orders --resource-pattern-type literal
 kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Read --group mirrorctl-us-east-eu-west-leader --resource-pattern-type literal
+kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Describe --group us-east-mm2 --resource-pattern-type literal
 # cluster us-east: replace us-east-admin.properties with a client config for an admin of us-east
 kafka-acls.sh --bootstrap-server east-1:9092,east-2:9092 --command-config us-east-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Read --topic heartbeats --resource-pattern-type literal
 kafka-acls.sh --bootstrap-server east-1:9092,east-2:9092 --command-config us-east-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Write --topic heartbeats --resource-pattern-type literal

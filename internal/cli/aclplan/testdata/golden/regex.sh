@@ -3,11 +3,13 @@
 # WARNING (us-east->eu-west): sync.topic.acls.enabled is on (MM2's default): User:mm2 gets CLUSTER ALTER on eu-west, which lets it create any ACL there, itself included; set us-east->eu-west.sync.topic.acls.enabled = false to plan without it
 # cluster eu-west: replace eu-west-admin.properties with a client config for an admin of eu-west
 kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Alter --cluster
+kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Read --topic heartbeats --resource-pattern-type literal
 kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Write --topic heartbeats --resource-pattern-type literal
 kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Create --topic heartbeats --resource-pattern-type literal
 kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Read --topic mirrorctl-progress.us-east.internal --resource-pattern-type literal
 kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Write --topic mirrorctl-progress.us-east.internal --resource-pattern-type literal
 kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Create --topic mirrorctl-progress.us-east.internal --resource-pattern-type literal
+kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Read --topic mm2-offsets.us-east.internal --resource-pattern-type literal
 kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Write --topic us-east.audit --resource-pattern-type literal
 kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Create --topic us-east.audit --resource-pattern-type literal
 kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Alter --topic us-east.audit --resource-pattern-type literal
@@ -28,6 +30,7 @@ kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.prop
 kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Alter --topic us-east.payments-v12 --resource-pattern-type literal
 kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation AlterConfigs --topic us-east.payments-v12 --resource-pattern-type literal
 kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Read --group mirrorctl-us-east-eu-west-leader --resource-pattern-type literal
+kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Describe --group us-east-mm2 --resource-pattern-type literal
 # cluster us-east: replace us-east-admin.properties with a client config for an admin of us-east
 kafka-acls.sh --bootstrap-server east-1:9092,east-2:9092 --command-config us-east-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Describe --cluster
 kafka-acls.sh --bootstrap-server east-1:9092,east-2:9092 --command-config us-east-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Read --topic audit --resource-pattern-type literal
