@@ -443,7 +443,7 @@ func TestPlanReasons(t *testing.T) {
 		"orders":                 ActionInSync,
 		"heartbeats":             ActionCreate,
 		"eu-west.orders":         ActionSkip,
-		"app-internal":           ActionSkip,
+		"app-internal":           ActionCreate, // a user topic since KAFKA-17200
 		"mm2-offsets.x.internal": ActionSkip,
 		"legacy.replica":         ActionSkip,
 		"skipme":                 ActionSkip,

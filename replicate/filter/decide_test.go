@@ -44,11 +44,12 @@ func TestDecideTopic(t *testing.T) {
 		{"mirrorctl progress", def, only(".*", ""), "mirrorctl-progress.us-east.internal", "us-west", true,
 			Decision{false, ReasonInternal, `topic "mirrorctl-progress.us-east.internal" is internal: the mirror's own: starts with "mm2" or "mirrorctl-" and ends with ".internal"; never replicated`}},
 		// KAFKA-17200: a user topic ending in "-internal" or ".internal" is
-		// mirrored unless topics.exclude (whose default lists them) says no.
+		// mirrored like any other (the default topics.exclude names only
+		// MM2's own, mm2.*\.internal).
 		{"connect-style name included", def, only(".*", ""), "connect-status-internal", "us-west", true,
 			Decision{true, "", `topic "connect-status-internal" matched by topics item ".*"`}},
 		{"connect-style name by default", def, defaults, "connect-status-internal", "us-west", true,
-			Decision{false, ReasonExcluded, `topic "connect-status-internal" matched by topics.exclude item ".*[\\-\\.]internal"`}},
+			Decision{true, "", `topic "connect-status-internal" matched by topics item ".*"`}},
 		{"dot internal under _", underscore, only(".*", ""), "a.internal", "us-west", true,
 			Decision{true, "", `topic "a.internal" matched by topics item ".*"`}},
 		{"_internal under _", underscore, only(".*", ""), "us-east_checkpoints_internal", "us-west", true,

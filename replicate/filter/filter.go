@@ -22,10 +22,14 @@ const (
 	KeyConfigPropertiesBlacklist = "config.properties.blacklist"
 )
 
-// Defaults of the MM2 filter keys (Kafka 4.0; unchanged since 2.4 apart from the key names).
+// Defaults of the MM2 filter keys, as in the pinned Kafka 4.3.1
+// (DefaultTopicFilter): since KAFKA-17200 topics.exclude leaves out only
+// MM2's own internal topics ("mm2.*\.internal"), not every ".internal" or
+// "-internal" name as 2.4 to 3.9 did; the other defaults are unchanged
+// since 2.4 apart from the key names.
 const (
 	DefaultTopics                  = ".*"
-	DefaultTopicsExclude           = `.*[\-\.]internal, .*\.replica, __.*`
+	DefaultTopicsExclude           = `mm2.*\.internal, .*\.replica, __.*`
 	DefaultGroups                  = ".*"
 	DefaultGroupsExclude           = "console-consumer-.*, connect-.*, __.*"
 	DefaultConfigPropertiesExclude = `follower\.replication\.throttled\.replicas, ` +

@@ -20,7 +20,7 @@ func TestParseList(t *testing.T) {
 		{",", []string{}},
 		{"a\t,\nb", []string{"a", "b"}},
 		{"a{1,3}", []string{"a{1", "3}"}},
-		{DefaultTopicsExclude, []string{`.*[\-\.]internal`, `.*\.replica`, `__.*`}},
+		{DefaultTopicsExclude, []string{`mm2.*\.internal`, `.*\.replica`, `__.*`}},
 		{DefaultGroupsExclude, []string{"console-consumer-.*", "connect-.*", "__.*"}},
 	}
 	for _, tt := range tests {
@@ -45,10 +45,13 @@ func TestDefaultTopicFilter(t *testing.T) {
 		{"__consumer_offsets", false},
 		{"__transaction_state", false},
 		{"mm2-offsets.us-east.internal", false},
-		{"connect-configs-internal", false},
-		{"us-east.checkpoints.internal", false},
+		// Kafka 4 (KAFKA-17200): only MM2's own ".internal" topics are
+		// excluded by default; checkpoints topics are internal by policy.
+		{"connect-configs-internal", true},
+		{"us-east.checkpoints.internal", true},
+		{"orders.internal", true},
 		{"orders.replica", false},
-		{"orders_internal", true}, // "_" is not in [\-\.]
+		{"orders_internal", true},
 		{"orders.internalx", true},
 		{"_single", true},
 	}
