@@ -276,6 +276,23 @@ func (c *checkpointer) followSyncs(ctx context.Context, alias, topic string) err
 	}
 }
 
+// consumerGroups lists the consumer groups on adm's cluster that the flow's
+// group filter admits, sorted (MM2 MirrorCheckpointConnector lists the
+// groups the same way).
+func (c *checkpointer) consumerGroups(ctx context.Context, adm *kadm.Client) ([]string, error) {
+	listed, err := adm.ListGroups(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var groups []string
+	for _, g := range listed.Sorted() {
+		if (g.ProtocolType == "consumer" || g.ProtocolType == "") && c.cfg.Groups.Accept(g.Group) {
+			groups = append(groups, g.Group)
+		}
+	}
+	return groups, nil
+}
+
 // targetTopic is the topic a checkpoint names: the remote topic on the
 // target, or, for a topic that came from the target in the first place, its
 // original name there (MM2 MirrorCheckpointTask.renameTopicPartition).
@@ -297,15 +314,9 @@ func (c *checkpointer) emit(ctx context.Context) (int, error) {
 	if !c.syncs.Ready() {
 		return 0, nil // KAFKA-13659: never checkpoint before the syncs are read
 	}
-	listed, err := c.src.ListGroups(ctx)
+	groups, err := c.consumerGroups(ctx, c.src)
 	if err != nil {
 		return 0, fmt.Errorf("flow %s: list groups on %s: %w", c.cfg.Name(), c.cfg.Source, err)
-	}
-	var groups []string
-	for _, g := range listed.Sorted() {
-		if (g.ProtocolType == "consumer" || g.ProtocolType == "") && c.cfg.Groups.Accept(g.Group) {
-			groups = append(groups, g.Group)
-		}
 	}
 	if len(groups) == 0 {
 		return 0, nil

@@ -111,15 +111,9 @@ func (r *reverseCheckpointer) emit(ctx context.Context) (int, error) {
 	if !c.syncs.Ready() || r.producer == nil {
 		return 0, nil
 	}
-	listed, err := c.tgt.ListGroups(ctx)
+	groups, err := c.consumerGroups(ctx, c.tgt)
 	if err != nil {
 		return 0, fmt.Errorf("flow %s: reverse checkpoints: list groups on %s: %w", c.cfg.Name(), c.cfg.Target, err)
-	}
-	var groups []string
-	for _, g := range listed.Sorted() {
-		if (g.ProtocolType == "consumer" || g.ProtocolType == "") && c.cfg.Groups.Accept(g.Group) {
-			groups = append(groups, g.Group)
-		}
 	}
 	if len(groups) == 0 {
 		return 0, nil
