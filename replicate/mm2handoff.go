@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mirrorctl/mirrorctl/replicate/connectoffsets"
+	"github.com/mirrorctl/mirrorctl/replicate/filter"
 )
 
 // Handing a flow back to MirrorMaker 2: mirrorctl's progress (the next
@@ -56,6 +57,10 @@ type HandoffPlan struct {
 	// Skipped counts records of the offsets topic that are not Connect
 	// source offsets.
 	Skipped int `json:"skipped_records"`
+	// OutsideFlow counts partitions with progress or MM2 offsets whose
+	// topic the flow does not mirror now (topics, topics.exclude): they are
+	// left alone, as MM2 would never read them.
+	OutsideFlow int `json:"outside_flow"`
 	// MM2 is what was seen of a running MM2; Replicate the replicate
 	// processes that are members of the flow's group now.
 	MM2       MM2Activity `json:"mm2"`
@@ -117,6 +122,10 @@ func PlanHandoff(ctx context.Context, cfg FlowConfig, clients Clients) (*Handoff
 			return
 		}
 		seen[k] = true
+		if !filter.DecideTopic(cfg.Policy, cfg.Topics, k.topic, cfg.Target, cfg.HeartbeatsReplication).Replicate {
+			plan.OutsideFlow++
+			return
+		}
 		row := HandoffRow{Topic: k.topic, Partition: k.partition, Progress: -1, MM2Offset: -1, Write: -1,
 			recordKey: connectoffsets.Key{Connector: cfg.MM2.Connector, Cluster: cfg.Source, Topic: k.topic, Partition: k.partition}}
 		row.key = connectoffsets.EncodeKey(row.recordKey)

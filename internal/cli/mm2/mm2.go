@@ -233,6 +233,9 @@ func render(opts *HandoffOptions, res HandoffResult) error {
 		for _, r := range p.Rows {
 			t.AddRow(p.Flow, r.Topic, strconv.Itoa(int(r.Partition)), num(r.Progress), num(r.MM2Offset), num(r.Write), r.Action)
 		}
+		if p.OutsideFlow > 0 {
+			cmdutil.Notef(opts.IO, "flow %s: %s of topics the flow does not mirror now (topics, topics.exclude) left alone", p.Flow, cmdutil.Plural(p.OutsideFlow, "partition", "partitions"))
+		}
 		if p.Skipped > 0 {
 			cmdutil.Warnf(opts.IO, "flow %s: %s of %s are not Connect source offsets; skipped", p.Flow, cmdutil.Plural(p.Skipped, "record", "records"), p.OffsetsTopic)
 		}

@@ -31,21 +31,25 @@ func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
 // each copied partition with MM2 offset next-1; --apply writes them with
 // Connect's key bytes (audited), MM2's offset for a partition MM2 copied
 // further is left alone; a second plan is in sync; and a replicate started
-// afterwards resumes from the same place.
+// afterwards resumes from the same place. Progress of a topic the flow no
+// longer mirrors is left alone.
 func TestHandoffWritesMM2OffsetsFromProgress(t *testing.T) {
 	p := testkit.NewPair(t)
-	topic := testkit.Name("handback")
+	topic, dropped := testkit.Name("handback"), testkit.Name("dropped")
 	cfg := p.WriteConfig(t, "us-east->eu-west.topics = "+topic+"\n")
+	before := p.WriteConfig(t, "us-east->eu-west.topics = "+topic+", "+dropped+"\n")
 	auditLog := filepath.Join(t.TempDir(), "audit.log")
 	p.CreateTopic(t, "us-east", topic, 3, nil)
+	p.CreateTopic(t, "us-east", dropped, 2, nil)
 	var recs []*kgo.Record
 	for part := int32(0); part < 3; part++ {
 		for i := 0; i < 10*int(part+1); i++ {
 			recs = append(recs, &kgo.Record{Topic: topic, Partition: part, Value: []byte(fmt.Sprint(i))})
 		}
 	}
+	recs = append(recs, &kgo.Record{Topic: dropped, Partition: 0, Value: []byte("x")}, &kgo.Record{Topic: dropped, Partition: 1, Value: []byte("y")})
 	p.Produce(t, "us-east", recs...)
-	if code, _, stderr := run(t, "replicate", "--once", "-c", cfg); code != 0 {
+	if code, _, stderr := run(t, "replicate", "--once", "-c", before); code != 0 {
 		t.Fatalf("replicate --once: exit %d: %s", code, stderr)
 	}
 	offsets := connectoffsets.DedicatedTopic("us-east")
@@ -59,7 +63,8 @@ func TestHandoffWritesMM2OffsetsFromProgress(t *testing.T) {
 		&kgo.Record{Topic: offsets, Partition: 0, Key: []byte("junk"), Value: []byte("junk")})
 
 	code, out, stderr := run(t, "mm2", "handoff", "-c", cfg, "--audit-log", auditLog)
-	if code != 0 || !strings.Contains(stderr, "plan only: 2 MM2 source offsets would be written") || !strings.Contains(stderr, "1 record of "+offsets+" are not Connect source offsets") {
+	if code != 0 || !strings.Contains(stderr, "plan only: 2 MM2 source offsets would be written") || !strings.Contains(stderr, "1 record of "+offsets+" are not Connect source offsets") ||
+		!strings.Contains(stderr, "2 partitions of topics the flow does not mirror now") || strings.Contains(out, dropped) {
 		t.Fatalf("plan: exit %d\n%s\n%s", code, out, stderr)
 	}
 	if _, err := os.Stat(auditLog); err == nil {
