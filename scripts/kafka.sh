@@ -175,8 +175,9 @@ start_bg() {
   shift 2
   mkdir -p "$RUN" "$LOGS"
   # exec makes $! the java pid itself; stdio goes to files so callers that
-  # capture our output (e.g. Go's exec) are not held open by the child.
-  (exec "$@" </dev/null >"$logf" 2>&1) &
+  # capture our output (e.g. Go's exec) are not held open by the child. Fd 9
+  # is test-kafka.sh's lock: a broker must not keep holding it after the run.
+  (exec "$@" </dev/null >"$logf" 2>&1 9>&-) &
   echo $! >"$(pidfile "$name")"
 }
 

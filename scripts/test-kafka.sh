@@ -2,10 +2,29 @@
 # `make test-kafka`: fetch Kafka (cached), start the two clusters, run the
 # integration tests (build tag "kafka"), and always take the clusters down.
 # Extra arguments go to `go test` (e.g. -run TestRealMM2 -v).
+#
+# The clusters live on fixed ports and in one state directory, so two runs on
+# one machine would stop, wipe or re-key each other's brokers (a broker
+# restarted with another run's SCRAM passwords refuses every login). A run
+# therefore holds an exclusive lock (MIRRORCTL_KAFKA_LOCK, the same file
+# `make bench-kafka` locks) from before `up` to after `down`; a second run
+# waits for it, bounded. Do not wrap this script in flock on the same file: it
+# would wait for itself.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 KAFKA="$ROOT/scripts/kafka.sh"
+LOCK=${MIRRORCTL_KAFKA_LOCK:-/tmp/mirrorctl-kafka.lock}
+LOCK_WAIT_S=${MIRRORCTL_KAFKA_LOCK_WAIT_S:-2400}
 cd "$ROOT"
+
+exec 9>>"$LOCK"
+if ! flock -n 9; then
+  echo "test-kafka: another real-Kafka run holds $LOCK; waiting up to ${LOCK_WAIT_S}s" >&2
+  flock -w "$LOCK_WAIT_S" 9 || {
+    echo "test-kafka: $LOCK still held after ${LOCK_WAIT_S}s; giving up" >&2
+    exit 1
+  }
+fi
 
 timings=()
 step() { # step NAME CMD...: run CMD, record its wall time
