@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mirrorctl/mirrorctl/replicate/mm2"
@@ -230,6 +231,10 @@ func (w *worker) retryRefused(t *task) {
 			done()
 			return // stopping: the partition resumes from its progress next run
 		}
+		if err != nil && remoteGone(err) {
+			w.refillDeleted(t, rr.up, err)
+			return
+		}
 		if err != nil {
 			size := len(rr.r.Key) + len(rr.r.Value)
 			for _, h := range rr.r.Headers {
@@ -278,4 +283,79 @@ func (w *worker) waitRetries(ctx context.Context) bool {
 		}
 	}
 	return true
+}
+
+// remoteGone reports whether a produce error says the remote topic is gone
+// from the target: deleted (UNKNOWN_TOPIC_OR_PARTITION), or deleted and
+// created again under a new topic ID (UNKNOWN_TOPIC_ID).
+func remoteGone(err error) bool {
+	return errors.Is(err, kerr.UnknownTopicID) || errors.Is(err, kerr.UnknownTopicOrPartition)
+}
+
+// refillDeleted handles a remote topic deleted while the task ran: the
+// target no longer holds what progress says was copied, so the partition is
+// refilled from the source log start, as a start finding the remote
+// partition empty does (worker.go). The task is halted and reported (a
+// target-recreated loss event, never "running" with nothing landing) until
+// the flow leader has created the remote topic again (within
+// refresh.topics.interval.seconds); then it copies from the log start with
+// fresh offset-sync state. It gives up, the task stopped, only when the flow
+// stops. up is the first source offset that was not copied.
+func (w *worker) refillDeleted(t *task, up int64, cause error) {
+	ctx := w.retryCtx
+	w.reportLoss(t, LossEvent{Kind: LossTargetRecreated, From: up, To: up,
+		Reason: fmt.Sprintf("the remote topic %s is gone from %s while copying (%v): it was deleted; refilling %s[%d] from the source log start once the flow leader has created it again",
+			t.remote, w.cfg.Target, cause, t.src.topic, t.src.partition)})
+	var start int64 = -1
+	for start < 0 && ctx.Err() == nil {
+		select { // the leader creates the topic at its next refresh, not at once
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+			start = w.refillStart(ctx, t)
+		}
+	}
+	t.mu.Lock()
+	t.retrying = false
+	t.firstErr = nil
+	t.refused = nil
+	t.mu.Unlock()
+	if ctx.Err() != nil {
+		return // stopping: the next start finds the remote partition empty and refills it
+	}
+	// kgo keeps a topic's first ID and fails it with UNKNOWN_TOPIC_ID for
+	// good once it was recreated; purged, the next produce loads the new
+	// one. Other partitions of the topic are failing too and retry
+	// (retryRefused), in order.
+	if errors.Is(cause, kerr.UnknownTopicID) {
+		w.data.PurgeTopicsFromProducing(t.remote)
+	}
+	t.mu.Lock()
+	t.sync = newSyncState() // downstream offsets start again at the new topic's
+	t.mu.Unlock()
+	t.resume(start, -1, ResumeLogStart)
+	w.log.Info("refilling the remote partition from the source log start", "topic", t.src.topic, "partition", t.src.partition, "remote", t.remote, "resume", start)
+	w.consumer.SetOffsets(map[string]map[int32]kgo.EpochOffset{t.src.topic: {t.src.partition: {Epoch: -1, Offset: start}}})
+	t.halted.Store(false)
+	w.consumer.ResumeFetchPartitions(map[string][]int32{t.src.topic: {t.src.partition}})
+}
+
+// refillStart returns the source log start of t's partition once the remote
+// partition exists again on the target, else -1.
+func (w *worker) refillStart(ctx context.Context, t *task) int64 {
+	rends, err := w.tgt.ListEndOffsets(ctx, t.remote)
+	if err != nil {
+		return -1
+	}
+	if re, ok := rends.Lookup(t.remote, t.src.partition); !ok || re.Err != nil {
+		return -1
+	}
+	starts, err := w.src.ListStartOffsets(ctx, t.src.topic)
+	if err != nil {
+		return -1
+	}
+	s, ok := starts.Lookup(t.src.topic, t.src.partition)
+	if !ok || s.Err != nil {
+		return -1
+	}
+	return s.Offset
 }

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mirrorctl/mirrorctl/internal/testkit"
 )
@@ -95,6 +96,48 @@ func TestTargetTopicRecreatedRefilled(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "level=ERROR") || !strings.Contains(logs.String(), "target-recreated") {
 		t.Fatalf("no ERROR line for the refill:\n%s", logs.String())
+	}
+	if pv := progressOf(t, p, f, topic); pv.Next != 60 || pv.Loss == nil || pv.Loss.Kind != "target-recreated" {
+		t.Fatalf("progress %+v", pv)
+	}
+}
+
+// The remote topic deleted while the mirror runs: the partition is never
+// reported as copying fine. The flow leader creates the remote topic again
+// within refresh.topics.interval.seconds, and the partition refills it from
+// the source log start, reported as a "target-recreated" loss event.
+func TestTargetTopicDeletedWhileRunning(t *testing.T) {
+	p := newClusterPair(t)
+	topic := testkit.Name("tgtgonelive")
+	remote := "us-east." + topic
+	p.CreateTopic(t, "us-east", topic, 1, nil)
+	p.Produce(t, "us-east", numbered(topic, 0, 40)...)
+	f := testFlow("us-east", "eu-west")
+	f.EmitHeartbeats = false
+	f.RefreshTopicsInterval = time.Second
+	m, stop := runBackground(t, p, f)
+	testkit.WaitFor(t, "the first records copied", func() bool { return statsOf(m, topic).Acked == 40 })
+	if _, err := p.Admin(t, "eu-west").DeleteTopics(testkit.Context(t), remote); err != nil {
+		t.Fatal(err)
+	}
+	p.Produce(t, "us-east", numbered(topic, 40, 60)...)
+	testkit.WaitFor(t, "the refill reported", func() bool {
+		return len(statsOf(m, topic).Losses) > 0
+	})
+	testkit.WaitFor(t, "the remote topic refilled", func() bool {
+		n := 0
+		for _, rs := range p.ReadAll(t, "eu-west", remote) {
+			n += len(rs)
+		}
+		return n >= 60
+	})
+	if err := stop(); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	assertValues(t, p, "eu-west", remote, span(0, 60))
+	st := statsOf(m, topic)
+	if len(st.Losses) != 1 || st.Losses[0].Kind != LossTargetRecreated || st.Losses[0].Stopped || st.State == TaskStopped || st.Error != "" {
+		t.Fatalf("stats %+v: want one target-recreated event, the partition not stopped", st)
 	}
 	if pv := progressOf(t, p, f, topic); pv.Next != 60 || pv.Loss == nil || pv.Loss.Kind != "target-recreated" {
 		t.Fatalf("progress %+v", pv)
