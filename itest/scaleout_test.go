@@ -89,6 +89,9 @@ eu-west.consumer.session.timeout.ms = 6000
 
 	// Produce 1M records in steps, spread over the kills.
 	produced := make(chan struct{})
+	// A test that fails early stops the producer before it ends: no
+	// t.Error from it after the test has completed.
+	t.Cleanup(func() { cancel(); <-produced })
 	go func() {
 		defer close(produced)
 		for i := 0; i < perPart; i += 500 {

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/mirrorctl/mirrorctl/groupstate"
 	"github.com/mirrorctl/mirrorctl/replicate/mm2"
 )
 
@@ -34,13 +36,22 @@ func DetectMM2(ctx context.Context, cfg FlowConfig, clients Clients, now func() 
 	}
 	defer closeTgt()
 	if g := cfg.MM2.ConnectGroup; g != "" {
-		described, err := tgt.DescribeGroups(ctx, g)
+		// A fresh target creates __consumer_offsets at the first group
+		// request: its coordinator is not ready for a moment.
+		var described kadm.DescribedGroups
+		err := groupstate.RetryCoordinator(ctx, func() error {
+			var err error
+			if described, err = tgt.DescribeGroups(ctx, g); err == nil {
+				if d, ok := described[g]; ok && d.Err != nil && !errors.Is(d.Err, kerr.GroupIDNotFound) {
+					err = d.Err
+				}
+			}
+			return err
+		})
 		if err != nil {
 			return act, fmt.Errorf("describe MM2's Connect group %s on %s: %w", g, cfg.Target, err)
 		}
-		if d, ok := described[g]; ok && d.Err != nil && !errors.Is(d.Err, kerr.GroupIDNotFound) {
-			return act, fmt.Errorf("describe MM2's Connect group %s on %s: %w", g, cfg.Target, d.Err)
-		} else if ok {
+		if d, ok := described[g]; ok && d.Err == nil {
 			for _, m := range d.Members {
 				act.Members = append(act.Members, m.ClientID+"@"+clientHost(m.ClientHost))
 			}
