@@ -215,8 +215,9 @@ func TestSourceTopicRecreatedOnRealKafka(t *testing.T) {
 		return err == nil, fmt.Sprint(err)
 	})
 	// 80 records: more than the saved position (50), so a mirror that only
-	// compared offsets would skip the first 50 of them.
-	produceAll(ctx, t, cl, numberedRecs(topic, 0, 100, 180))
+	// compared offsets would skip the first 50 of them. (A fresh producer:
+	// kgo keeps a topic's first ID for good.)
+	produceAll(ctx, t, newClient(t, east, kgo.RecordPartitioner(kgo.ManualPartitioner())), numberedRecs(topic, 0, 100, 180))
 	code, _, stderr := mirrorctl(t, "replicate", "--once", "-c", cfg)
 	if code != 3 || !strings.Contains(stderr, topic+"[0]") || !strings.Contains(stderr, oldID) || !strings.Contains(stderr, "mirrorctl.source.recreated = copy-from-start") {
 		t.Fatalf("run after the recreation: exit %d, want 3 naming %s[0], the old ID %s and the way out:\n%s", code, topic, oldID, stderr)
@@ -268,12 +269,22 @@ func TestPartitionGrowthOnRealKafka(t *testing.T) {
 		t.Fatal(err)
 	}
 	grown := time.Now()
-	// kgo learns of the new partitions at its next metadata refresh.
-	pollUntil(ctx, t, time.Minute, "the producer sees 4 partitions", func(ctx context.Context) (bool, string) {
-		err := cl.ProduceSync(ctx, numberedRecs(topic, 2, 0, 1)...).FirstErr()
-		return err == nil, fmt.Sprint(err)
+	// kgo learns of new partitions only at its periodic metadata refresh:
+	// a fresh producer, once the broker's metadata lists them.
+	var grownCl *kgo.Client
+	pollUntil(ctx, t, time.Minute, "a producer sees 4 partitions", func(ctx context.Context) (bool, string) {
+		c, err := kgo.NewClient(kgo.SeedBrokers(east), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+		if err == nil {
+			if err = c.ProduceSync(ctx, numberedRecs(topic, 2, 0, 1)...).FirstErr(); err == nil {
+				grownCl = c
+				t.Cleanup(c.Close)
+				return true, ""
+			}
+			c.Close()
+		}
+		return false, fmt.Sprint(err)
 	})
-	produceAll(ctx, t, cl, append(append(numberedRecs(topic, 2, 1, 50), numberedRecs(topic, 3, 0, 30)...), numberedRecs(topic, 0, 100, 120)...))
+	produceAll(ctx, t, grownCl, append(append(numberedRecs(topic, 2, 1, 50), numberedRecs(topic, 3, 0, 30)...), numberedRecs(topic, 0, 100, 120)...))
 	pollUntil(ctx, t, 2*time.Minute, "the new partitions copied", func(ctx context.Context) (bool, string) {
 		e := ends(ctx)
 		return e[0] == 120 && e[1] == 100 && e[2] == 50 && e[3] == 30, fmt.Sprint(e)

@@ -167,7 +167,7 @@ func (fr *flowRunner) run(ctx context.Context) (err error) {
 
 	w := fr.worker
 	w.fatal = fail
-	topics, closeClients, err := fr.setUp(ctx)
+	topics, closeClients, err := fr.setUpRetrying(ctx)
 	if err != nil {
 		return err
 	}
@@ -254,6 +254,32 @@ func (fr *flowRunner) run(ctx context.Context) (err error) {
 // member needs (the progress and offset-syncs topics, the topics to
 // subscribe to, with once the end offsets to copy up to), at once. It
 // returns the replicated source topics and a func that closes the clients.
+// startWait bounds how long a flow's start is retried while a cluster
+// answers with retriable errors (a broker just restarted, a leader election
+// under way): a process started then waits for the cluster instead of
+// exiting. A cluster that cannot be reached fails the start at once.
+const startWait = time.Minute
+
+// setUpRetrying runs setUp until it succeeds, fails with an error that is
+// not [transient], startWait passes, or ctx ends.
+func (fr *flowRunner) setUpRetrying(ctx context.Context) ([]string, func(), error) {
+	deadline := time.Now().Add(startWait)
+	backoff := 500 * time.Millisecond
+	for {
+		topics, closeAll, err := fr.setUp(ctx)
+		if err == nil || !transient(err) || time.Now().After(deadline) || ctx.Err() != nil {
+			return topics, closeAll, err
+		}
+		fr.log.Warn("flow start failed; retrying", "err", err, "retry_in", backoff)
+		select {
+		case <-ctx.Done():
+			return nil, nil, err
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
 func (fr *flowRunner) setUp(ctx context.Context) (topics []string, _ func(), err error) {
 	w, cfg := fr.worker, fr.cfg
 	var closers []func()
@@ -380,7 +406,7 @@ func (fr *flowRunner) setUp(ctx context.Context) (topics []string, _ func(), err
 			for p := int32(0); p < t.Partitions; p++ {
 				e, ok := ends.Lookup(t.Topic, p)
 				if !ok || e.Err != nil {
-					return nil, nil, fmt.Errorf("flow %s: end offset of %s[%d] on %s: %v", cfg.Name(), t.Topic, p, cfg.Source, e.Err)
+					return nil, nil, fmt.Errorf("flow %s: end offset of %s[%d] on %s: %w", cfg.Name(), t.Topic, p, cfg.Source, e.Err)
 				}
 				onceEnds[tp{t.Topic, p}] = e.Offset
 			}

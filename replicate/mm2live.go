@@ -10,7 +10,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/mirrorctl/mirrorctl/groupstate"
 	"github.com/mirrorctl/mirrorctl/replicate/mm2"
 )
 
@@ -39,7 +38,7 @@ func DetectMM2(ctx context.Context, cfg FlowConfig, clients Clients, now func() 
 		// A fresh target creates __consumer_offsets at the first group
 		// request: its coordinator is not ready for a moment.
 		var described kadm.DescribedGroups
-		err := groupstate.RetryCoordinator(ctx, func() error {
+		err := retryTransient(ctx, func() error {
 			var err error
 			if described, err = tgt.DescribeGroups(ctx, g); err == nil {
 				if d, ok := described[g]; ok && d.Err != nil && !errors.Is(d.Err, kerr.GroupIDNotFound) {

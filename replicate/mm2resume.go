@@ -292,13 +292,24 @@ func readWholeTopic(ctx context.Context, clients Clients, alias, topic string, f
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	ends, err := adm.ListCommittedOffsets(ctx, topic)
-	if err != nil {
-		return fmt.Errorf("list end offsets of %s on %s: %w", topic, alias, err)
-	}
-	starts, err := adm.ListStartOffsets(ctx, topic)
-	if err != nil {
-		return fmt.Errorf("list start offsets of %s on %s: %w", topic, alias, err)
+	var ends, starts kadm.ListedOffsets
+	if err := retryTransient(ctx, func() error {
+		var err error
+		if ends, err = adm.ListCommittedOffsets(ctx, topic); err != nil {
+			return fmt.Errorf("list end offsets of %s on %s: %w", topic, alias, err)
+		}
+		if starts, err = adm.ListStartOffsets(ctx, topic); err != nil {
+			return fmt.Errorf("list start offsets of %s on %s: %w", topic, alias, err)
+		}
+		var perr error
+		ends.Each(func(o kadm.ListedOffset) {
+			if transient(o.Err) {
+				perr = fmt.Errorf("end offset of %s[%d] on %s: %w", topic, o.Partition, alias, o.Err)
+			}
+		})
+		return perr
+	}); err != nil {
+		return err
 	}
 	want := map[int32]int64{}
 	consume := map[int32]kgo.Offset{}

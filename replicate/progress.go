@@ -2,6 +2,7 @@ package replicate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -51,12 +52,24 @@ func ReadInternalTopic(ctx context.Context, clients Clients, alias, topic string
 	if err != nil {
 		return err
 	}
-	ends, err := adm.ListCommittedOffsets(ctx, topic)
-	if err != nil {
-		return fmt.Errorf("list end offsets of %s on %s: %w", topic, alias, err)
+	var end kadm.ListedOffset
+	if err := retryTransient(ctx, func() error {
+		ends, err := adm.ListCommittedOffsets(ctx, topic)
+		if err != nil {
+			return fmt.Errorf("list end offsets of %s on %s: %w", topic, alias, err)
+		}
+		var ok bool
+		if end, ok = ends.Lookup(topic, 0); !ok {
+			end.Err = kerr.UnknownTopicOrPartition
+		}
+		if end.Err != nil && !errors.Is(end.Err, kerr.UnknownTopicOrPartition) {
+			return fmt.Errorf("end offset of %s on %s: %w", topic, alias, end.Err)
+		}
+		return nil
+	}); err != nil {
+		return err
 	}
-	end, ok := ends.Lookup(topic, 0)
-	if !ok || end.Err != nil || end.Offset <= 0 {
+	if end.Err != nil || end.Offset <= 0 {
 		return nil // missing or empty
 	}
 	starts, err := adm.ListStartOffsets(ctx, topic)
@@ -187,16 +200,22 @@ func (v *progressView) catchUp(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ends, err := adm.ListEndOffsets(ctx, v.topic)
-	if err != nil {
-		return fmt.Errorf("list end offsets of %s on %s: %w", v.topic, v.alias, err)
-	}
-	end, ok := ends.Lookup(v.topic, 0)
-	if !ok {
-		end.Err = kerr.UnknownTopicOrPartition
-	}
-	if end.Err != nil {
-		return fmt.Errorf("end offset of progress topic %s on %s: %w", v.topic, v.alias, end.Err)
+	var end kadm.ListedOffset
+	if err := retryTransient(ctx, func() error {
+		ends, err := adm.ListEndOffsets(ctx, v.topic)
+		if err != nil {
+			return fmt.Errorf("list end offsets of %s on %s: %w", v.topic, v.alias, err)
+		}
+		var ok bool
+		if end, ok = ends.Lookup(v.topic, 0); !ok {
+			end.Err = kerr.UnknownTopicOrPartition
+		}
+		if end.Err != nil {
+			return fmt.Errorf("end offset of progress topic %s on %s: %w", v.topic, v.alias, end.Err)
+		}
+		return nil
+	}); err != nil {
+		return err
 	}
 	starts, err := adm.ListStartOffsets(ctx, v.topic)
 	if err != nil {
