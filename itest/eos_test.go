@@ -275,6 +275,32 @@ eu-west.consumer.session.timeout.ms = 6000
 			t.Fatalf("%s[%d] read committed: %d records, %d repeats, %v; want each of %d once", remote, p, len(recs), dups, err, perPart)
 		}
 	}
-	t.Logf("%d records, %d SIGKILLs and a target broker restart: a read_committed read holds each once, in order; %d records of aborted transactions are on the target for read_uncommitted readers",
-		int(parts)*perPart, kills, len(all)-len(dst))
+	// Every offset sync points at a committed copy of its upstream record
+	// (source offset n holds p<partition>-n: the source has no
+	// transactions), never into an aborted transaction.
+	at := map[int32]map[int64]string{}
+	for _, r := range dst {
+		if at[r.Partition] == nil {
+			at[r.Partition] = map[int64]string{}
+		}
+		at[r.Partition][r.Offset] = string(r.Value)
+	}
+	syncs, err := readOffsetSyncs(ctx, east, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nsyncs := 0
+	for p, ss := range syncs {
+		for _, s := range ss {
+			if got, want := at[p][s.DownstreamOffset], fmt.Sprintf("p%d-%07d", p, s.UpstreamOffset); got != want {
+				t.Fatalf("offset sync %v: the committed record at downstream %d is %q, want %q", s, s.DownstreamOffset, got, want)
+			}
+			nsyncs++
+		}
+	}
+	if nsyncs == 0 {
+		t.Fatal("no offset syncs for the topic")
+	}
+	t.Logf("%d records, %d SIGKILLs and a target broker restart: a read_committed read holds each once, in order; %d records of aborted transactions are on the target for read_uncommitted readers; all %d offset syncs point at committed copies",
+		int(parts)*perPart, kills, len(all)-len(dst), nsyncs)
 }
