@@ -116,7 +116,7 @@ func (w *worker) dispatch(ctx context.Context, fetches kgo.Fetches) {
 				t.obs.Polled(len(r.Value), now.Sub(r.Timestamp))
 			}
 			prepareCopy(r, t)
-			w.data.Produce(ctx, r, w.onAck)
+			w.data.Produce(ctx, r, w.ack)
 			t.position.Store(next)
 		}
 	})

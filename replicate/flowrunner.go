@@ -64,6 +64,7 @@ func newFlowRunner(f FlowConfig, opts Options, log *slog.Logger, observing bool)
 	if f.Enabled {
 		fr.worker = &worker{flowEnv: env, observing: observing, tasks: make(map[tp]*task), syncWake: make(chan struct{}, 1), firstAck: make(chan struct{}, 1),
 			progress: newProgressView(opts.Clients, f, env.log)}
+		fr.worker.ack = fr.worker.onAck
 	}
 	return fr
 }
@@ -341,31 +342,37 @@ func (fr *flowRunner) setUp(ctx context.Context) (topics []string, _ func(), err
 		return nil, nil, err
 	}
 
-	// Never beside a running MM2, and know where it stopped (mm2resume.go).
-	if !fr.ignoreMM2 {
-		if err := refuseBesideMM2(ctx, cfg, fr.clients, fr.now); err != nil {
-			return nil, nil, err
-		}
-	}
+	// First the reads, at once: never beside a running MM2, where MM2
+	// stopped (mm2resume.go), the topic plan. Nothing is written before
+	// they all passed.
 	var plan *Plan
 	steps := []func(context.Context) error{
 		func(ctx context.Context) (err error) {
 			w.takeover, err = loadTakeover(ctx, cfg, fr.clients)
 			return err
 		},
+		func(ctx context.Context) (err error) {
+			plan, err = PlanFlow(ctx, cfg, w.src, w.tgt)
+			return err
+		},
+	}
+	if !fr.ignoreMM2 {
+		steps = append(steps, func(ctx context.Context) error { return refuseBesideMM2(ctx, cfg, fr.clients, fr.now) })
+	}
+	if cfg.ExactlyOnce {
+		steps = append(steps, func(ctx context.Context) error { return CheckTransactions(ctx, cfg, w.tgt) })
+	}
+	if err := concurrently(ctx, steps...); err != nil {
+		return nil, nil, err
+	}
+	// Then the internal topics the flow writes.
+	steps = []func(context.Context) error{
 		func(ctx context.Context) error {
 			if err := ensureProgressTopic(ctx, cfg, w.tgt); err != nil {
 				return fmt.Errorf("flow %s: %w", cfg.Name(), err)
 			}
 			return nil
 		},
-		func(ctx context.Context) (err error) {
-			plan, err = PlanFlow(ctx, cfg, w.src, w.tgt)
-			return err
-		},
-	}
-	if cfg.ExactlyOnce {
-		steps = append(steps, func(ctx context.Context) error { return CheckTransactions(ctx, cfg, w.tgt) })
 	}
 	if cfg.EmitOffsetSyncs {
 		adm := w.src
