@@ -136,20 +136,37 @@ func background(t *testing.T, args ...string) (stop func() (int, string)) {
 	return stop
 }
 
+// lossCase is one loss test's setting: a fresh source topic on us-east
+// (partitions, topic configs), the name of its remote topic, a producer
+// (manual partitioner) and admin on us-east, and the clusters' addresses.
+type lossCase struct {
+	ctx           context.Context
+	east, west    string
+	topic, remote string
+	cl            *kgo.Client
+	adm           *kadm.Client
+}
+
+func newLossCase(t *testing.T, prefix string, partitions int32, configs map[string]*string, opts ...kgo.Opt) lossCase {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	c := lossCase{ctx: ctx, east: mustEnv(t, "MIRRORCTL_KAFKA_US_EAST"), west: mustEnv(t, "MIRRORCTL_KAFKA_EU_WEST"), topic: prefix + "-" + uniq(t)}
+	c.remote = usEast + "." + c.topic
+	c.cl = newClient(t, c.east, append([]kgo.Opt{kgo.RecordPartitioner(kgo.ManualPartitioner())}, opts...)...)
+	c.adm = kadm.NewClient(c.cl)
+	if _, err := c.adm.CreateTopic(ctx, partitions, 1, configs, c.topic); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // Records deleted on the source (DeleteRecords, as retention does) before
 // they were copied: `--once` exits 3 naming the missing range, copies on from
 // the new log start, and `lag` says gap with the count.
 func TestRetentionGapOnRealKafka(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	east, west := mustEnv(t, "MIRRORCTL_KAFKA_US_EAST"), mustEnv(t, "MIRRORCTL_KAFKA_EU_WEST")
-	topic := "gap-" + uniq(t)
-	remote := usEast + "." + topic
-	cl := newClient(t, east, kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	adm := kadm.NewClient(cl)
-	if _, err := adm.CreateTopic(ctx, 1, 1, nil, topic); err != nil {
-		t.Fatal(err)
-	}
+	c := newLossCase(t, "gap", 1, nil)
+	ctx, west, topic, remote, cl, adm := c.ctx, c.west, c.topic, c.remote, c.cl, c.adm
 	cfg := lossFlow(t, topic, "")
 	produceAll(ctx, t, cl, numberedRecs(topic, 0, 0, 100))
 	if code, _, stderr := mirrorctl(t, "replicate", "--once", "-c", cfg); code != 0 {
@@ -184,16 +201,8 @@ func TestRetentionGapOnRealKafka(t *testing.T) {
 // with mirrorctl.source.recreated = copy-from-start the new topic is
 // appended from its start.
 func TestSourceTopicRecreatedOnRealKafka(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	east, west := mustEnv(t, "MIRRORCTL_KAFKA_US_EAST"), mustEnv(t, "MIRRORCTL_KAFKA_EU_WEST")
-	topic := "recreate-" + uniq(t)
-	remote := usEast + "." + topic
-	cl := newClient(t, east, kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	adm := kadm.NewClient(cl)
-	if _, err := adm.CreateTopic(ctx, 1, 1, nil, topic); err != nil {
-		t.Fatal(err)
-	}
+	c := newLossCase(t, "recreate", 1, nil)
+	ctx, east, west, topic, remote, cl, adm := c.ctx, c.east, c.west, c.topic, c.remote, c.cl, c.adm
 	cfg := lossFlow(t, topic, "")
 	produceAll(ctx, t, cl, numberedRecs(topic, 0, 0, 50))
 	if code, _, stderr := mirrorctl(t, "replicate", "--once", "-c", cfg); code != 0 {
@@ -236,16 +245,8 @@ func TestSourceTopicRecreatedOnRealKafka(t *testing.T) {
 // Partitions added to a source topic while replicate runs are created on the
 // target and copied without a restart, in order, once.
 func TestPartitionGrowthOnRealKafka(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	east, west := mustEnv(t, "MIRRORCTL_KAFKA_US_EAST"), mustEnv(t, "MIRRORCTL_KAFKA_EU_WEST")
-	topic := "grow-" + uniq(t)
-	remote := usEast + "." + topic
-	cl := newClient(t, east, kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	adm := kadm.NewClient(cl)
-	if _, err := adm.CreateTopic(ctx, 2, 1, nil, topic); err != nil {
-		t.Fatal(err)
-	}
+	c := newLossCase(t, "grow", 2, nil)
+	ctx, east, west, topic, remote, cl, adm := c.ctx, c.east, c.west, c.topic, c.remote, c.cl, c.adm
 	cfg := lossFlow(t, topic, "refresh.topics.interval.seconds = 1\n")
 	produceAll(ctx, t, cl, append(numberedRecs(topic, 0, 0, 100), numberedRecs(topic, 1, 0, 100)...))
 	stop := background(t, "replicate", "-c", cfg)
@@ -307,16 +308,9 @@ func TestPartitionGrowthOnRealKafka(t *testing.T) {
 // `--once` exits 3 naming the record; once the limit is raised the next run
 // resumes at the refused record: order kept, nothing twice.
 func TestRefusedRecordOnRealKafka(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	east, west := mustEnv(t, "MIRRORCTL_KAFKA_US_EAST"), mustEnv(t, "MIRRORCTL_KAFKA_EU_WEST")
-	topic := "refused-" + uniq(t)
-	remote := usEast + "." + topic
 	big := "4000000"
-	cl := newClient(t, east, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchMaxBytes(4_000_000))
-	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 1, 1, map[string]*string{"max.message.bytes": &big}, topic); err != nil {
-		t.Fatal(err)
-	}
+	c := newLossCase(t, "refused", 1, map[string]*string{"max.message.bytes": &big}, kgo.ProducerBatchMaxBytes(4_000_000))
+	ctx, west, topic, remote, cl := c.ctx, c.west, c.topic, c.remote, c.cl
 	small := "100000"
 	wadm := kadm.NewClient(newClient(t, west))
 	if _, err := wadm.CreateTopic(ctx, 1, 1, map[string]*string{"max.message.bytes": &small}, remote); err != nil {
@@ -351,15 +345,8 @@ func TestRefusedRecordOnRealKafka(t *testing.T) {
 // (target-recreated, in the log and in lag) and refills the topic, recreated
 // by the flow leader, from the source log start without a restart.
 func TestRemoteTopicDeletedWhileRunningOnRealKafka(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	east, west := mustEnv(t, "MIRRORCTL_KAFKA_US_EAST"), mustEnv(t, "MIRRORCTL_KAFKA_EU_WEST")
-	topic := "tgtgone-" + uniq(t)
-	remote := usEast + "." + topic
-	cl := newClient(t, east, kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 1, 1, nil, topic); err != nil {
-		t.Fatal(err)
-	}
+	c := newLossCase(t, "tgtgone", 1, nil)
+	ctx, west, topic, remote, cl := c.ctx, c.west, c.topic, c.remote, c.cl
 	cfg := lossFlow(t, topic, "refresh.topics.interval.seconds = 1\n")
 	produceAll(ctx, t, cl, numberedRecs(topic, 0, 0, 200))
 	stop := background(t, "replicate", "-c", cfg)
