@@ -28,11 +28,11 @@ type worker struct {
 	observing bool
 
 	src, tgt     *kadm.Client
-	consumer     *kgo.Client // source, direct: the running tasks' partitions
-	data         *kgo.Client // target: copies only
+	consumer     *kgo.Client              // source, direct: the running tasks' partitions
+	data         *kgo.Client              // target: copies only
 	ack          func(*kgo.Record, error) // onAck, bound once: a method value per Produce would allocate per record
-	control      *kgo.Client // target: progress (and the leader's checkpoints)
-	syncProducer *kgo.Client // == control when the offset-syncs topic is on the target
+	control      *kgo.Client              // target: progress (and the leader's checkpoints)
+	syncProducer *kgo.Client              // == control when the offset-syncs topic is on the target
 	syncTopic    string
 	progress     *progressView
 	takeover     *takeover   // what MM2 left, read at the flow's start
