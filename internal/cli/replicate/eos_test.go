@@ -118,7 +118,8 @@ func TestExactlyOnceSurvivesSIGKILLs(t *testing.T) {
 // Exactly-once zombie: a member is stopped (SIGSTOP) past its session
 // timeout with a transaction open; its partitions move to the other member,
 // whose InitProducerID fences it. Resumed (SIGCONT), it commits nothing: its
-// transaction is refused as fenced, and the target holds every record once.
+// open transaction, if it had one, is refused as fenced; the target holds
+// every record once.
 func TestExactlyOnceZombieIsFenced(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts subprocesses")
@@ -145,9 +146,14 @@ func TestExactlyOnceZombieIsFenced(t *testing.T) {
 		t.Fatal(err)
 	}
 	stopped = false
-	waitFor(t, 30*time.Second, "the resumed member to be fenced and lose its partitions", func() bool {
+	// Resumed, the zombie learns it lost its partitions. A transaction it
+	// had open (or queued records it copies on release) is refused as
+	// fenced when it tries to commit; when it had none open at the
+	// SIGSTOP (it had just committed; seen under -race), there is nothing
+	// to fence, and it releases the partitions without writing progress.
+	waitFor(t, 30*time.Second, "the resumed member to lose its partitions", func() bool {
 		out := a.stderr.String()
-		return strings.Contains(out, "transaction fenced") && strings.Contains(out, "partitions lost")
+		return strings.Contains(out, "partitions lost") && (strings.Contains(out, "transaction fenced") || strings.Contains(out, "progress_written=false"))
 	})
 	<-done
 	awaitEnd(t, e, "us-east.orders", parts, n)
@@ -164,11 +170,16 @@ func TestExactlyOnceZombieIsFenced(t *testing.T) {
 	for _, p := range procs {
 		p.term(t)
 	}
+	fenced := false
 	for _, line := range strings.Split(a.stderr.String(), "\n") {
 		if strings.Contains(line, "transaction fenced") {
 			t.Logf("zombie: %s", line)
+			fenced = true
 			break
 		}
+	}
+	if !fenced {
+		t.Logf("zombie: no transaction open when it was stopped; it released its partitions without writing progress")
 	}
 	checkExactlyOnce(t, e, "us-east.orders", parts, n)
 }
