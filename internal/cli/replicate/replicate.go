@@ -65,10 +65,12 @@ func NewCmdReplicate(f *cmdutil.Factory, runF func(*ReplicateOptions) error) *co
 			"and saves its position.\n\n" +
 			"EXIT STATUS\n\n" +
 			"  0    done (--once, --dry-run) or stopped cleanly\n" +
-			"  1    a flow could not run, or the target refused a record (its partition\n" +
-			"       stopped; the error names topic, partition and offset)\n" +
+			"  1    a flow could not run (network, broker, I/O; the error names the cause)\n" +
 			"  2    bad flags or an invalid mm2.properties, also two aliases of one cluster\n" +
 			"       (same cluster ID) or flows that would write one remote topic\n" +
+			"  3    records did not reach the target: a gap, a recreated topic, or a record\n" +
+			"       the target refused (its partition stopped); each error names topic,\n" +
+			"       partition and offsets\n" +
 			"  130  interrupted; the position was saved",
 		Example: "$ mirrorctl replicate -c mm2.properties --dry-run\n" +
 			"$ mirrorctl replicate -c mm2.properties --once -o json\n" +
