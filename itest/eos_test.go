@@ -3,16 +3,12 @@
 package itest
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -124,10 +120,6 @@ func TestExactlyOnceCrashOnRealKafka(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(kills)*time.Minute)
 	defer cancel()
-	bin := filepath.Join(t.TempDir(), "mirrorctl")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/mirrorctl").CombinedOutput(); err != nil {
-		t.Fatalf("build mirrorctl: %v\n%s", err, out)
-	}
 	east, west := mustEnv(t, "MIRRORCTL_KAFKA_US_EAST"), mustEnv(t, "MIRRORCTL_KAFKA_EU_WEST")
 	u := uniq(t)
 	topic := "eos-" + u
@@ -144,39 +136,8 @@ eu-west.exactly.once.source.support = enabled
 us-east.consumer.session.timeout.ms = 6000
 eu-west.consumer.session.timeout.ms = 6000
 `, topic, u))
-	type proc struct {
-		cmd    *exec.Cmd
-		stderr *bytes.Buffer
-		done   chan struct{}
-	}
-	var mu sync.Mutex
-	var logs []string
-	start := func(name string) *proc {
-		p := &proc{cmd: exec.Command(bin, "replicate", "-v", "-c", cfg), stderr: &bytes.Buffer{}, done: make(chan struct{})}
-		p.cmd.Stderr = p.stderr
-		if err := p.cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		go func() { _ = p.cmd.Wait(); close(p.done) }()
-		t.Cleanup(func() {
-			_ = p.cmd.Process.Kill()
-			<-p.done
-			mu.Lock()
-			logs = append(logs, name+":\n"+p.stderr.String())
-			mu.Unlock()
-		})
-		return p
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			mu.Lock()
-			defer mu.Unlock()
-			for _, l := range logs {
-				t.Log(l)
-			}
-		}
-	})
-	procs := []*proc{start("a0"), start("b0")}
+	start := replicateStarter(t, cfg)
+	procs := []*mirrorProc{start("a0"), start("b0")}
 	// The stream lasts longer than the kills (at most 6 s apart) and the
 	// broker restart, so that every one lands mid-copy.
 	pause := (time.Duration(kills)*6*time.Second + 45*time.Second) / time.Duration(perPart/500)
