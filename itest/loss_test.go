@@ -366,13 +366,30 @@ func TestRemoteTopicDeletedWhileRunningOnRealKafka(t *testing.T) {
 		n, err := end(ctx)
 		return n == 200, fmt.Sprintf("%d, %v", n, err)
 	})
+	topicID := func(ctx context.Context) (kadm.TopicID, error) {
+		td, err := wadm.ListTopics(ctx, remote)
+		if err != nil {
+			return kadm.TopicID{}, err
+		}
+		d, ok := td[remote]
+		if !ok {
+			return kadm.TopicID{}, kerr.UnknownTopicOrPartition
+		}
+		return d.ID, d.Err
+	}
+	oldID, err := topicID(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := wadm.DeleteTopics(ctx, remote); err != nil {
 		t.Fatal(err)
 	}
 	deleted := time.Now()
-	pollUntil(ctx, t, time.Minute, "the remote topic gone", func(ctx context.Context) (bool, string) {
-		_, err := end(ctx)
-		return errors.Is(err, kerr.UnknownTopicOrPartition) || err != nil && strings.Contains(err.Error(), "no partition"), fmt.Sprint(err)
+	// Gone, or already recreated by the flow leader under a new topic ID:
+	// refresh.topics.interval.seconds = 1 can recreate it between two polls.
+	pollUntil(ctx, t, time.Minute, "the remote topic deleted", func(ctx context.Context) (bool, string) {
+		id, err := topicID(ctx)
+		return errors.Is(err, kerr.UnknownTopicOrPartition) || err == nil && id != oldID, fmt.Sprintf("topic ID %v (was %v), %v", id, oldID, err)
 	})
 	produceAll(ctx, t, cl, numberedRecs(topic, 0, 200, 300))
 	pollUntil(ctx, t, 2*time.Minute, "the remote topic refilled", func(ctx context.Context) (bool, string) {

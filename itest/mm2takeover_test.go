@@ -84,16 +84,35 @@ func TestMM2TakeoverAndHandback(t *testing.T) {
 		n, err := remoteTotal(ctx)
 		return err == nil && n >= 50_000, fmt.Sprintf("%d copied, err %v", n, err)
 	})
-	// A group to checkpoint, committed mid-log on the source.
+	// A group to checkpoint, committed mid-log on the source: on each
+	// partition at the middle offset sync MM2 wrote, so that MM2 has a sync
+	// at or before it to translate from. (A fixed offset is not enough: MM2
+	// may write its first sync for a partition past it when its sync
+	// producer is busy, and then never checkpoints that partition.)
+	var mid [partitions]int64
+	pollUntil(ctx, t, time.Minute, "MM2 offset syncs on every partition", func(ctx context.Context) (bool, string) {
+		syncs, err := readOffsetSyncs(ctx, east, topic)
+		if err != nil {
+			return false, err.Error()
+		}
+		for p := int32(0); p < partitions; p++ {
+			if len(syncs[p]) < 2 {
+				return false, fmt.Sprintf("partition %d: %d offset syncs", p, len(syncs[p]))
+			}
+			mid[p] = syncs[p][len(syncs[p])/2].UpstreamOffset
+		}
+		return true, ""
+	})
 	offs := kadm.Offsets{}
 	for p := int32(0); p < partitions; p++ {
-		offs.Add(kadm.Offset{Topic: topic, Partition: p, At: 10_000, LeaderEpoch: -1})
+		offs.Add(kadm.Offset{Topic: topic, Partition: p, At: mid[p], LeaderEpoch: -1})
 	}
+	t.Logf("group %s committed at %v", group, mid)
 	if resp, err := src.CommitOffsets(ctx, group, offs); err != nil || resp.Error() != nil {
 		t.Fatalf("commit %s: %v %v", group, err, resp.Error())
 	}
 	before := map[int32]int64{}
-	pollUntil(ctx, t, 2*time.Minute, "MM2 checkpoints for "+group, func(ctx context.Context) (bool, string) {
+	pollUntil(ctx, t, 3*time.Minute, "MM2 checkpoints for "+group, func(ctx context.Context) (bool, string) {
 		out, err := tryScript(ctx, "translate-offsets", "--bootstrap", west, "--source-alias", usEast, "--group", group, "--timeout-ms", "20000")
 		if err != nil {
 			return false, err.Error()
