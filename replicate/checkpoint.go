@@ -124,6 +124,9 @@ func (c *checkpointer) start(ctx context.Context) error {
 // the end of the copy only waits for the syncs written since (awaitSyncs)
 // instead of reading the whole topic after the copy. It ends with ctx.
 func (c *checkpointer) followOnce(ctx context.Context) {
+	if c.followErr != nil {
+		return // following already
+	}
 	alias, topic := c.cfg.offsetSyncsCluster()
 	c.followErr = make(chan error, 1)
 	go func() {
@@ -279,6 +282,30 @@ func (c *checkpointer) followSyncs(ctx context.Context, alias, topic string) err
 // consumerGroups lists the consumer groups on adm's cluster that the flow's
 // group filter admits, sorted (MM2 MirrorCheckpointConnector lists the
 // groups the same way).
+// hasWork reports whether a checkpoint could be emitted now: a group the
+// flow checkpoints has an offset committed on the source for a topic it
+// mirrors. On an error it reports true: the checkpoint pass then runs and
+// reports the error.
+func (c *checkpointer) hasWork(ctx context.Context) bool {
+	groups, err := c.consumerGroups(ctx, c.src)
+	if err != nil {
+		return true
+	}
+	for _, resp := range c.src.FetchManyOffsets(ctx, groups...) {
+		if resp.Err != nil {
+			return true
+		}
+		work := false
+		resp.Fetched.Each(func(o kadm.OffsetResponse) {
+			work = work || o.Err != nil || o.At >= 0 && c.cfg.Topics.Accept(o.Topic)
+		})
+		if work {
+			return true
+		}
+	}
+	return false
+}
+
 func (c *checkpointer) consumerGroups(ctx context.Context, adm *kadm.Client) ([]string, error) {
 	listed, err := adm.ListGroups(ctx)
 	if err != nil {

@@ -194,8 +194,10 @@ func (fr *flowRunner) lead(ctx context.Context) error {
 	if cfg.Enabled && cfg.EmitCheckpoints {
 		ckpt = newCheckpointer(cfg, fr.clients, fr.log, fr.now, fr.worker.src, fr.worker.tgt, fr.worker.control)
 		ckpt.obs = fr.obs
-		if fr.once {
-			// Read the syncs while the data is copied, not after it.
+		if fr.once && ckpt.hasWork(ctx) {
+			// Read the syncs while the data is copied, not after it. The
+			// topic is read whole: not when no group has an offset to
+			// checkpoint (checkpointOnce looks again at the end).
 			ckpt.followOnce(ctx)
 		}
 		steps = append(steps, ckpt.start)
@@ -264,6 +266,13 @@ func (fr *flowRunner) lead(ctx context.Context) error {
 // checkpoints, and sync group offsets;
 // then, with rev, emit the reverse checkpoints.
 func (fr *flowRunner) checkpointOnce(ctx context.Context, ckpt *checkpointer, rev *reverseCheckpointer) error {
+	if ckpt.followErr == nil {
+		// No group had an offset to checkpoint when the flow was led.
+		if rev == nil && !ckpt.hasWork(ctx) {
+			return nil
+		}
+		ckpt.followOnce(ctx)
+	}
 	if err := ckpt.awaitSyncs(ctx); err != nil {
 		return err
 	}
