@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -343,12 +344,17 @@ func (fr *flowRunner) setUp(ctx context.Context) (topics []string, _ func(), err
 	}
 
 	// First the reads, at once: never beside a running MM2, where MM2
-	// stopped (mm2resume.go), the topic plan. Nothing is written before
-	// they all passed.
-	var plan *Plan
+	// stopped (mm2resume.go), the progress, the topic plan. Nothing is
+	// written before they all passed.
+	var (
+		plan *Plan
+		snap resumeSnapshot
+	)
+	w.takeover = newTakeover(cfg)
 	steps := []func(context.Context) error{
+		func(ctx context.Context) error { return w.takeover.readOffsets(ctx, cfg, fr.clients) },
 		func(ctx context.Context) (err error) {
-			w.takeover, err = loadTakeover(ctx, cfg, fr.clients)
+			snap.progress, err = readProgress(ctx, cfg, fr.clients)
 			return err
 		},
 		func(ctx context.Context) (err error) {
@@ -365,13 +371,28 @@ func (fr *flowRunner) setUp(ctx context.Context) (topics []string, _ func(), err
 	if err := concurrently(ctx, steps...); err != nil {
 		return nil, nil, err
 	}
-	// Then the internal topics the flow writes.
+	// Then the internal topics the flow writes, beside the offsets the
+	// resume points are chosen from, and the offset syncs when they can
+	// change a resume point (needSyncs): the topic is read whole.
+	var onceEnds kadm.ListedOffsets
 	steps = []func(context.Context) error{
 		func(ctx context.Context) error {
 			if err := ensureProgressTopic(ctx, cfg, w.tgt); err != nil {
 				return fmt.Errorf("flow %s: %w", cfg.Name(), err)
 			}
 			return nil
+		},
+		func(ctx context.Context) error {
+			if len(plan.Replicated()) == 0 {
+				return nil
+			}
+			if err := snap.listOffsets(ctx, cfg, fr.clients, w.src, plan); err != nil {
+				return fmt.Errorf("flow %s: %w", cfg.Name(), err)
+			}
+			if !snap.needSyncs(cfg, plan) {
+				return nil
+			}
+			return w.takeover.readSyncs(ctx, cfg, fr.clients)
 		},
 	}
 	if cfg.EmitOffsetSyncs {
@@ -386,10 +407,22 @@ func (fr *flowRunner) setUp(ctx context.Context) (topics []string, _ func(), err
 			return nil
 		})
 	}
+	if fr.once && len(plan.Replicated()) > 0 {
+		steps = append(steps, func(ctx context.Context) (err error) {
+			names := make([]string, 0, len(plan.Replicated()))
+			for _, t := range plan.Replicated() {
+				names = append(names, t.Topic)
+			}
+			if onceEnds, err = listSourceEnds(ctx, cfg, w.src, names...); err != nil {
+				return fmt.Errorf("flow %s: list end offsets on %s: %w", cfg.Name(), cfg.Source, err)
+			}
+			return nil
+		})
+	}
 	if err := concurrently(ctx, steps...); err != nil {
 		return nil, nil, err
 	}
-	if err := w.preflightResume(ctx, plan); err != nil {
+	if err := w.preflightResume(plan, &snap); err != nil {
 		return nil, nil, err
 	}
 	for _, name := range unmatchedNames(cfg, plan) {
@@ -404,22 +437,18 @@ func (fr *flowRunner) setUp(ctx context.Context) (topics []string, _ func(), err
 		fr.subscribed[t.Topic] = true
 	}
 	if fr.once && len(topics) > 0 {
-		ends, err := listSourceEnds(ctx, cfg, w.src, topics...)
-		if err != nil {
-			return nil, nil, fmt.Errorf("flow %s: list end offsets on %s: %w", cfg.Name(), cfg.Source, err)
-		}
-		onceEnds := map[tp]int64{}
+		byPartition := map[tp]int64{}
 		for _, t := range plan.Replicated() {
 			for p := int32(0); p < t.Partitions; p++ {
-				e, ok := ends.Lookup(t.Topic, p)
+				e, ok := onceEnds.Lookup(t.Topic, p)
 				if !ok || e.Err != nil {
 					return nil, nil, fmt.Errorf("flow %s: end offset of %s[%d] on %s: %w", cfg.Name(), t.Topic, p, cfg.Source, e.Err)
 				}
-				onceEnds[tp{t.Topic, p}] = e.Offset
+				byPartition[tp{t.Topic, p}] = e.Offset
 			}
 		}
 		w.tmu.Lock() // Stats reads it from other goroutines
-		w.onceEnds = onceEnds
+		w.onceEnds = byPartition
 		w.tmu.Unlock()
 	}
 	return topics, closeAll, nil

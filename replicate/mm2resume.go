@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -231,7 +232,10 @@ func recopyEstimate(resume int64, from string, sync *mm2.OffsetSync, remoteEnd i
 // Connect source offsets and the newest offset sync per source partition.
 type takeover struct {
 	offsets *connectoffsets.Store
-	syncs   map[tp]mm2.OffsetSync
+
+	mu        sync.Mutex
+	syncs     map[tp]mm2.OffsetSync
+	syncsRead bool // the offset-syncs topic was read (a flow reads it only when a remote partition holds records)
 }
 
 // loadTakeover reads MM2's Connect offsets topic on the target (every
@@ -239,29 +243,55 @@ type takeover struct {
 // offset-syncs topic. Missing topics read as nothing. Records that are not
 // source offsets are counted and skipped, with a warning.
 func loadTakeover(ctx context.Context, cfg FlowConfig, clients Clients) (*takeover, error) {
-	tk := &takeover{offsets: connectoffsets.NewStore(cfg.MM2.Connector, cfg.Source), syncs: map[tp]mm2.OffsetSync{}}
-	err := concurrently(ctx,
-		func(ctx context.Context) error {
-			if cfg.MM2.OffsetsTopic == "" {
-				return nil
-			}
-			return readWholeTopic(ctx, clients, cfg.Target, cfg.MM2.OffsetsTopic, func(r *kgo.Record) {
-				tk.offsets.Add(r.Partition, r.Offset, r.Key, r.Value)
-			})
-		},
-		func(ctx context.Context) error {
-			alias, topic := cfg.offsetSyncsCluster()
-			return readWholeTopic(ctx, clients, alias, topic, func(r *kgo.Record) {
-				s, err := mm2.DecodeOffsetSync(r.Key, r.Value)
-				if err == nil && r.Partition == 0 { // MM2 reads partition 0 only
-					tk.syncs[tp{s.Topic, s.Partition}] = s // log order: the newest wins
-				}
-			})
-		})
-	if err != nil {
-		return nil, fmt.Errorf("flow %s: read where MirrorMaker 2 stopped: %w", cfg.Name(), err)
+	tk := newTakeover(cfg)
+	if err := concurrently(ctx, func(ctx context.Context) error { return tk.readOffsets(ctx, cfg, clients) },
+		func(ctx context.Context) error { return tk.readSyncs(ctx, cfg, clients) }); err != nil {
+		return nil, err
 	}
 	return tk, nil
+}
+
+func newTakeover(cfg FlowConfig) *takeover {
+	return &takeover{offsets: connectoffsets.NewStore(cfg.MM2.Connector, cfg.Source), syncs: map[tp]mm2.OffsetSync{}}
+}
+
+// readOffsets reads MM2's Connect offsets topic into tk (see loadTakeover).
+func (tk *takeover) readOffsets(ctx context.Context, cfg FlowConfig, clients Clients) error {
+	if cfg.MM2.OffsetsTopic == "" {
+		return nil
+	}
+	if err := readWholeTopic(ctx, clients, cfg.Target, cfg.MM2.OffsetsTopic, func(r *kgo.Record) {
+		tk.offsets.Add(r.Partition, r.Offset, r.Key, r.Value)
+	}); err != nil {
+		return fmt.Errorf("flow %s: read where MirrorMaker 2 stopped: %w", cfg.Name(), err)
+	}
+	return nil
+}
+
+// readSyncs reads the newest offset sync per source partition from the
+// flow's offset-syncs topic into tk (see loadTakeover), once: a later call
+// reads nothing.
+func (tk *takeover) readSyncs(ctx context.Context, cfg FlowConfig, clients Clients) error {
+	if tk == nil {
+		return nil
+	}
+	tk.mu.Lock()
+	defer tk.mu.Unlock()
+	if tk.syncsRead {
+		return nil
+	}
+	alias, topic := cfg.offsetSyncsCluster()
+	syncs := map[tp]mm2.OffsetSync{}
+	if err := readWholeTopic(ctx, clients, alias, topic, func(r *kgo.Record) {
+		s, err := mm2.DecodeOffsetSync(r.Key, r.Value)
+		if err == nil && r.Partition == 0 { // MM2 reads partition 0 only
+			syncs[tp{s.Topic, s.Partition}] = s // log order: the newest wins
+		}
+	}); err != nil {
+		return fmt.Errorf("flow %s: read where MirrorMaker 2 stopped: %w", cfg.Name(), err)
+	}
+	tk.syncs, tk.syncsRead = syncs, true
+	return nil
 }
 
 // input returns what the takeover knows of src.
@@ -273,6 +303,8 @@ func (tk *takeover) input(src tp) (mm2Off int64, sync *mm2.OffsetSync) {
 	if p, ok := tk.offsets.Get(src.topic, src.partition); ok {
 		mm2Off = p.Offset
 	}
+	tk.mu.Lock()
+	defer tk.mu.Unlock()
 	if s, ok := tk.syncs[src]; ok {
 		sync = &s
 	}
@@ -376,16 +408,58 @@ func PlanResume(ctx context.Context, cfg FlowConfig, clients Clients, plan *Plan
 
 // planResume is PlanResume with the takeover already read (nil: read it).
 func planResume(ctx context.Context, cfg FlowConfig, clients Clients, plan *Plan, tk *takeover) ([]ResumePoint, error) {
+	if len(plan.Replicated()) == 0 {
+		return []ResumePoint{}, nil
+	}
 	src, closeSrc, err := probeAdmin(clients, cfg.Source)
 	if err != nil {
 		return nil, err
 	}
 	defer closeSrc()
-	tgt, closeTgt, err := probeAdmin(clients, cfg.Target)
-	if err != nil {
+	var snap resumeSnapshot
+	steps := []func(context.Context) error{
+		func(ctx context.Context) (err error) {
+			snap.progress, err = readProgress(ctx, cfg, clients)
+			return err
+		},
+		func(ctx context.Context) error { return snap.listOffsets(ctx, cfg, clients, src, plan) },
+	}
+	if tk == nil {
+		tk = newTakeover(cfg)
+		steps = append(steps, func(ctx context.Context) error { return tk.readOffsets(ctx, cfg, clients) },
+			func(ctx context.Context) error { return tk.readSyncs(ctx, cfg, clients) })
+	}
+	if err := concurrently(ctx, steps...); err != nil {
 		return nil, err
 	}
-	defer closeTgt()
+	return snap.resumePoints(cfg, plan, tk), nil
+}
+
+// resumeSnapshot is what a flow's resume points are chosen from, read at
+// one moment: the progress topic and, for every replicated partition, the
+// source log start and end and the remote end.
+type resumeSnapshot struct {
+	progress            map[tp]int64 // the next source offset to copy, per partition with progress
+	starts, ends, rends kadm.ListedOffsets
+}
+
+// readProgress reads the flow's progress topic whole and returns the next
+// source offset to copy per partition that has progress.
+func readProgress(ctx context.Context, cfg FlowConfig, clients Clients) (map[tp]int64, error) {
+	progress := map[tp]int64{}
+	err := readWholeTopic(ctx, clients, cfg.Target, ProgressTopic(cfg.Policy, cfg.Source), func(r *kgo.Record) {
+		if k, next, err := decodeProgress(r.Key, r.Value); err == nil {
+			progress[k] = next.Next
+		}
+	})
+	return progress, err
+}
+
+// listOffsets lists, at once, the log start and end offsets of the plan's
+// topics on the source (through src) and the end offsets of its remote
+// topics that exist on the target (through a client of its own, see
+// readWholeTopic).
+func (snap *resumeSnapshot) listOffsets(ctx context.Context, cfg FlowConfig, clients Clients, src *kadm.Client, plan *Plan) error {
 	var topics, remotes []string
 	for _, t := range plan.Replicated() {
 		topics = append(topics, t.Topic)
@@ -393,53 +467,88 @@ func planResume(ctx context.Context, cfg FlowConfig, clients Clients, plan *Plan
 			remotes = append(remotes, t.RemoteTopic)
 		}
 	}
-	if len(topics) == 0 {
-		return []ResumePoint{}, nil
+	snap.rends = kadm.ListedOffsets{}
+	steps := []func(context.Context) error{
+		func(ctx context.Context) (err error) {
+			if snap.starts, err = src.ListStartOffsets(ctx, topics...); err != nil {
+				return fmt.Errorf("list start offsets on %s: %w", cfg.Source, err)
+			}
+			return nil
+		},
+		func(ctx context.Context) (err error) {
+			if snap.ends, err = src.ListEndOffsets(ctx, topics...); err != nil {
+				return fmt.Errorf("list end offsets on %s: %w", cfg.Source, err)
+			}
+			return nil
+		},
 	}
-	progress := map[tp]int64{}
-	if err := readWholeTopic(ctx, clients, cfg.Target, ProgressTopic(cfg.Policy, cfg.Source), func(r *kgo.Record) {
-		if k, next, err := decodeProgress(r.Key, r.Value); err == nil {
-			progress[k] = next.Next
-		}
-	}); err != nil {
-		return nil, err
-	}
-	if tk == nil {
-		if tk, err = loadTakeover(ctx, cfg, clients); err != nil {
-			return nil, err
-		}
-	}
-	starts, err := src.ListStartOffsets(ctx, topics...)
-	if err != nil {
-		return nil, fmt.Errorf("list start offsets on %s: %w", cfg.Source, err)
-	}
-	ends, err := src.ListEndOffsets(ctx, topics...)
-	if err != nil {
-		return nil, fmt.Errorf("list end offsets on %s: %w", cfg.Source, err)
-	}
-	rends := kadm.ListedOffsets{}
 	if len(remotes) > 0 {
-		if rends, err = tgt.ListEndOffsets(ctx, remotes...); err != nil {
-			return nil, fmt.Errorf("list end offsets on %s: %w", cfg.Target, err)
+		steps = append(steps, func(ctx context.Context) error {
+			tgt, closeTgt, err := probeAdmin(clients, cfg.Target)
+			if err != nil {
+				return err
+			}
+			defer closeTgt()
+			if snap.rends, err = tgt.ListEndOffsets(ctx, remotes...); err != nil {
+				return fmt.Errorf("list end offsets on %s: %w", cfg.Target, err)
+			}
+			return nil
+		})
+	}
+	return concurrently(ctx, steps...)
+}
+
+// needSyncs reports whether an offset sync could change where a partition
+// of the plan resumes (syncMatters), so the offset-syncs topic must be read.
+func (snap *resumeSnapshot) needSyncs(cfg FlowConfig, plan *Plan) bool {
+	for _, t := range plan.Replicated() {
+		if t.Action == ActionCreate {
+			continue
+		}
+		for p := int32(0); p < t.Partitions; p++ {
+			_, hasProgress := snap.progress[tp{t.Topic, p}]
+			e, ok := snap.rends.Lookup(t.RemoteTopic, p)
+			if syncMatters(cfg, t.Topic, hasProgress, e, ok) {
+				return true
+			}
 		}
 	}
+	return false
+}
+
+// syncMatters reports whether an offset sync could change where a partition
+// of source topic resumes: only when its remote partition may hold records
+// (remoteEnd above 0, or not listed: an offset sync names a target offset,
+// syncUsable), and not for a heartbeats partition that has progress: one
+// heartbeat a second, its progress is at most a few heartbeats behind its
+// copies. Reading the offset-syncs topic, read whole, is skipped otherwise.
+func syncMatters(cfg FlowConfig, topic string, hasProgress bool, remoteEnd kadm.ListedOffset, listed bool) bool {
+	if listed && remoteEnd.Err == nil && remoteEnd.Offset <= 0 {
+		return false
+	}
+	return !hasProgress || !cfg.Policy.IsHeartbeatsTopic(topic)
+}
+
+// resumePoints chooses the resume point of every partition of the plan
+// (chooseResume) from snap and tk, sorted by topic and partition.
+func (snap *resumeSnapshot) resumePoints(cfg FlowConfig, plan *Plan, tk *takeover) []ResumePoint {
 	var out []ResumePoint
 	for _, t := range plan.Replicated() {
 		for p := int32(0); p < t.Partitions; p++ {
 			key := tp{t.Topic, p}
 			in := resumeInput{progress: -1, logEnd: -1, remoteEnd: -1, latest: cfg.StartFromLatest, whenUnknown: cfg.MM2.WhenUnknown}
-			if s, ok := starts.Lookup(t.Topic, p); ok && s.Err == nil {
+			if s, ok := snap.starts.Lookup(t.Topic, p); ok && s.Err == nil {
 				in.logStart = s.Offset
 			}
-			if e, ok := ends.Lookup(t.Topic, p); ok && e.Err == nil {
+			if e, ok := snap.ends.Lookup(t.Topic, p); ok && e.Err == nil {
 				in.logEnd = e.Offset
 			}
-			if e, ok := rends.Lookup(t.RemoteTopic, p); ok && e.Err == nil {
+			if e, ok := snap.rends.Lookup(t.RemoteTopic, p); ok && e.Err == nil {
 				in.remoteEnd = e.Offset
 			} else if errors.Is(e.Err, kerr.UnknownTopicOrPartition) || !ok {
 				in.remoteEnd = 0 // to be created: holds nothing
 			}
-			if n, ok := progress[key]; ok {
+			if n, ok := snap.progress[key]; ok {
 				in.progress = n
 			}
 			in.mm2, in.sync = tk.input(key)
@@ -454,7 +563,7 @@ func planResume(ctx context.Context, cfg FlowConfig, clients Clients, plan *Plan
 		}
 		return out[i].Partition < out[j].Partition
 	})
-	return out, nil
+	return out
 }
 
 // MM2Activity is what shows that MirrorMaker 2 still runs a flow.
@@ -494,17 +603,13 @@ var ErrMM2Running = errors.New("MirrorMaker 2 still runs this flow")
 // a partition it replicates has no known resume point and its remote
 // partition already holds records (chooseResume), so that a refused flow
 // copies nothing at all. Without a refusal possible (a choice made, or
-// auto.offset.reset=latest) it reads nothing.
-func (w *worker) preflightResume(ctx context.Context, plan *Plan) error {
+// auto.offset.reset=latest) it refuses nothing.
+func (w *worker) preflightResume(plan *Plan, snap *resumeSnapshot) error {
 	if w.cfg.StartFromLatest || (w.cfg.MM2.WhenUnknown != "" && w.cfg.MM2.WhenUnknown != UnknownRefuse) || len(plan.Replicated()) == 0 {
 		return nil
 	}
-	rps, err := planResume(ctx, w.cfg, w.clients, plan, w.takeover)
-	if err != nil {
-		return fmt.Errorf("flow %s: %w", w.cfg.Name(), err)
-	}
 	var errs []error
-	for _, rp := range rps {
+	for _, rp := range snap.resumePoints(w.cfg, plan, w.takeover) {
 		if rp.Error != "" {
 			errs = append(errs, fmt.Errorf("%s[%d] -> %s[%d]: %w", rp.Topic, rp.Partition, rp.RemoteTopic, rp.Partition, unknownErr(rp.RemoteEnd)))
 		}

@@ -7,11 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mirrorctl/mirrorctl/internal/testkit"
 	"github.com/mirrorctl/mirrorctl/replicate/connectoffsets"
 	"github.com/mirrorctl/mirrorctl/replicate/mm2"
+	"github.com/mirrorctl/mirrorctl/replicate/policy"
 )
 
 func TestChooseResumeOrder(t *testing.T) {
@@ -276,4 +279,33 @@ func endOffset(t *testing.T, p *clusterPair, alias, topic string, partition int3
 		return 0
 	}
 	return e.Offset
+}
+
+// The offset-syncs topic is read whole at start, so only when a sync could
+// change a resume point: the remote partition may hold records, and it is
+// not a heartbeats partition that has progress.
+func TestSyncMatters(t *testing.T) {
+	cfg := FlowConfig{Source: "us-east", Target: "eu-west", Policy: policy.NewDefault(".", false)}
+	holds := kadm.ListedOffset{Offset: 7}
+	for _, c := range []struct {
+		name        string
+		topic       string
+		hasProgress bool
+		end         kadm.ListedOffset
+		listed      bool
+		want        bool
+	}{
+		{"remote empty", "orders", false, kadm.ListedOffset{}, true, false},
+		{"remote empty, progress", "orders", true, kadm.ListedOffset{}, true, false},
+		{"remote holds, no progress", "orders", false, holds, true, true},
+		{"remote holds, progress", "orders", true, holds, true, true},
+		{"remote end not listed", "orders", true, kadm.ListedOffset{}, false, true},
+		{"remote end failed", "orders", true, kadm.ListedOffset{Err: kerr.NotLeaderForPartition}, true, true},
+		{"heartbeats with progress", "heartbeats", true, holds, true, false},
+		{"heartbeats without progress", "heartbeats", false, holds, true, true},
+	} {
+		if got := syncMatters(cfg, c.topic, c.hasProgress, c.end, c.listed); got != c.want {
+			t.Errorf("%s: syncMatters = %v, want %v", c.name, got, c.want)
+		}
+	}
 }

@@ -224,6 +224,11 @@ func (w *worker) startBatch(ctx context.Context, batch []*task) error {
 		names = append(names, t)
 	}
 	sort.Strings(names)
+	remotes := make([]string, 0, len(need))
+	for r := range need {
+		remotes = append(remotes, r)
+	}
+	sort.Strings(remotes)
 	// The progress read, the source offsets and the remote partitions (the
 	// flow leader creates them) are independent: ask for them at once.
 	var starts, ends kadm.ListedOffsets
@@ -245,63 +250,45 @@ func (w *worker) startBatch(ctx context.Context, batch []*task) error {
 			}
 			return nil
 		},
+		// A task without progress resumes where MM2 stopped, or by the
+		// reset policy (mm2resume.go), which needs both ends of the
+		// partition.
+		func(ctx context.Context) (err error) {
+			if ends, err = listSourceEnds(ctx, w.cfg, w.src, names...); err != nil {
+				return fmt.Errorf("list end offsets on %s: %w", w.cfg.Source, err)
+			}
+			return nil
+		},
 		func(ctx context.Context) error {
 			if err := awaitRemotePartitions(ctx, w.data, need); err != nil {
 				return err
 			}
 			// Before the data producer learns the partitions: it takes
 			// their batch cap from the limits then (limits.go).
-			remotes := make([]string, 0, len(need))
-			for r := range need {
-				remotes = append(remotes, r)
-			}
 			w.loadLimits(ctx, remotes)
 			return awaitProducerPartitions(ctx, w.data, need) // growth.go
 		},
 	}
-	if w.cfg.StartFromLatest {
-		steps = append(steps, func(ctx context.Context) (err error) {
-			if ends, err = listSourceEnds(ctx, w.cfg, w.src, names...); err != nil {
-				return fmt.Errorf("list end offsets on %s: %w", w.cfg.Source, err)
-			}
-			return nil
-		})
-	}
 	if err := concurrently(ctx, steps...); err != nil {
 		return err
 	}
-	// A task without progress resumes where MM2 stopped, or by the reset
-	// policy (mm2resume.go), which needs both ends of the partition.
-	unknown := false
-	for _, t := range batch {
-		if _, ok := w.progress.get(t.src); !ok {
-			unknown = true
-		}
+	// The remote ends tell a remote topic that lost its copies (refill
+	// below), so they are listed for every batch, after the progress read:
+	// a copy the progress covers is on the target by then. Where a remote
+	// partition holds records, an offset sync may tell where its copy
+	// stopped (syncMatters; the syncs are read once, mm2resume.go).
+	rends, err := w.tgt.ListEndOffsets(ctx, remotes...)
+	if err != nil {
+		return fmt.Errorf("list end offsets on %s: %w", w.cfg.Target, err)
 	}
-	// The remote ends also tell a remote topic that lost its copies
-	// (refill below), so they are listed for every batch.
-	unknown = true
-	var rends kadm.ListedOffsets
-	if unknown {
-		remotes := make([]string, 0, len(need))
-		for r := range need {
-			remotes = append(remotes, r)
-		}
-		steps := []func(context.Context) error{func(ctx context.Context) (err error) {
-			if rends, err = w.tgt.ListEndOffsets(ctx, remotes...); err != nil {
-				return fmt.Errorf("list end offsets on %s: %w", w.cfg.Target, err)
-			}
-			return nil
-		}}
-		if !w.cfg.StartFromLatest {
-			steps = append(steps, func(ctx context.Context) (err error) {
-				if ends, err = listSourceEnds(ctx, w.cfg, w.src, names...); err != nil {
-					return fmt.Errorf("list end offsets on %s: %w", w.cfg.Source, err)
-				}
-				return nil
-			})
-		}
-		if err := concurrently(ctx, steps...); err != nil {
+	syncs := false
+	for _, t := range batch {
+		_, hasProgress := w.progress.get(t.src)
+		e, ok := rends.Lookup(t.remote, t.src.partition)
+		syncs = syncs || syncMatters(w.cfg, t.src.topic, hasProgress, e, ok)
+	}
+	if syncs {
+		if err := w.takeover.readSyncs(ctx, w.cfg, w.clients); err != nil {
 			return err
 		}
 	}
