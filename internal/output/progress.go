@@ -56,7 +56,29 @@ func NewProgress(ios *iostreams.IOStreams, description string, total int64, unit
 		// updates only.
 		progressbar.OptionSetSpinnerChangeInterval(0),
 	)
-	return &Progress{bar: bar, total: total}
+	p := &Progress{bar: bar, total: total}
+	activeBar.Store(p)
+	return p
+}
+
+// Interrupt erases the bar, calls write (which writes whole lines to
+// stderr) and draws the bar again below what write wrote; a log record or a
+// warning written while the bar is shown goes through it (or through
+// AroundStatusLine). Off a terminal, or after Stop, it just calls write.
+func (p *Progress) Interrupt(write func()) {
+	if !p.Enabled() {
+		write()
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bar == nil {
+		write()
+		return
+	}
+	_ = p.bar.Clear()
+	write()
+	_ = p.bar.RenderBlank()
 }
 
 // due reports whether a redraw is due (or forced by reaching the total),
@@ -122,6 +144,7 @@ func (p *Progress) Stop() {
 		_ = p.bar.Exit()
 		p.bar = nil
 	}
+	activeBar.CompareAndSwap(p, nil)
 }
 
 // CopyStatus is what `replicate --once` reports as it copies: the totals

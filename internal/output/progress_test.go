@@ -48,3 +48,29 @@ func TestByteSize(t *testing.T) {
 		}
 	}
 }
+
+// A log record written while the bar is drawn (through AroundStatusLine, as
+// the CLI's logger does) gets a line of its own: the bar is erased first and
+// drawn again after it.
+func TestProgressErasedAroundOtherWrites(t *testing.T) {
+	ios, _, _, errOut := iostreams.Test()
+	ios.SetStderrTTY(true)
+	c := NewCopyProgress(ios)
+	c.Update(CopyStatus{Records: 250, Bytes: 1000, Total: 1000})
+	errOut.Reset()
+	AroundStatusLine(func() { errOut.WriteString("error: source records not copied\n") })
+	got := errOut.String()
+	i, j := strings.Index(got, "\r"), strings.Index(got, "error: source records not copied\n")
+	if i < 0 || j < i || strings.Contains(got[:j], "copying") {
+		t.Fatalf("the bar was not erased before the record: %q", got)
+	}
+	if !strings.Contains(got[j:], "copying") {
+		t.Fatalf("the bar was not drawn again after the record: %q", got)
+	}
+	c.Stop()
+	errOut.Reset()
+	AroundStatusLine(func() { errOut.WriteString("after stop\n") })
+	if errOut.String() != "after stop\n" {
+		t.Fatalf("after Stop, AroundStatusLine wrote %q, want only the record", errOut)
+	}
+}

@@ -21,7 +21,7 @@ import (
 //
 // Anything else written to stderr while the line is shown (a log record, a
 // warning) must go through Interrupt, or AroundStatusLine for writers that
-// do not know the line (the CLI's logger and warning helpers), which erase
+// do not know the line (a Progress is erased the same way) (the CLI's logger and warning helpers), which erase
 // the line first and draw it again after, so the two never share a row.
 //
 // A StatusLine is safe for concurrent use.
@@ -54,16 +54,23 @@ func NewStatusLine(ios *iostreams.IOStreams) *StatusLine {
 	return s
 }
 
-// activeLine is the StatusLine drawn now, if any (one per process: the
-// terminal has one stderr).
-var activeLine atomic.Pointer[StatusLine]
+// activeLine is the StatusLine drawn now, if any, and activeBar the
+// Progress (one of each per process: the terminal has one stderr).
+var (
+	activeLine atomic.Pointer[StatusLine]
+	activeBar  atomic.Pointer[Progress]
+)
 
 // AroundStatusLine calls write (which writes whole lines to stderr) with
-// the status line drawn now, if any, erased around it; with none it just
-// calls write.
+// the status line or progress bar drawn now, if any, erased around it; with
+// none it just calls write.
 func AroundStatusLine(write func()) {
 	if s := activeLine.Load(); s != nil {
 		s.Interrupt(write)
+		return
+	}
+	if p := activeBar.Load(); p != nil {
+		p.Interrupt(write)
 		return
 	}
 	write()
