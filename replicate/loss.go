@@ -158,7 +158,11 @@ func (w *worker) reportLoss(t *task, ev LossEvent) {
 		t.loss.events = append(t.loss.events[:0], t.loss.events[1:]...)
 	}
 	t.loss.events = append(t.loss.events, ev)
-	t.loss.skipped += ev.Count
+	// A partition stopped by an event stops at it again in the next run
+	// and reports it again: its offsets are in the skipped total already.
+	if l := t.loss.last; l == nil || !l.Stopped || l.Kind != string(ev.Kind) || l.From != ev.From || l.To != ev.To {
+		t.loss.skipped += ev.Count
+	}
 	t.loss.last = ev.progressLoss()
 	t.loss.dirty = true
 	if ev.Stopped {

@@ -80,6 +80,30 @@ func TestOnceGapExitsThree(t *testing.T) {
 			if !strings.Contains(table, wantState) {
 				t.Fatalf("lag table has no %s state:\n%s", wantState, table)
 			}
+			// The next run copies nothing and loses nothing more: exit 0
+			// (3 again where the partition stays stopped), and the TSV's
+			// skipped column still counts the gap (a total).
+			code, tsv, stderr := run(t, "replicate", "--once", "-o", "tsv", "-c", e.config)
+			if wantCode := map[bool]int{false: 0, true: 3}[none]; code != wantCode {
+				t.Fatalf("run after the gap: exit %d, want %d: %s", code, wantCode, stderr)
+			}
+			lines := strings.Split(strings.TrimSpace(tsv), "\n")
+			header := strings.Split(lines[0], "\t")
+			if header[len(header)-1] != "skipped" {
+				t.Fatalf("TSV header %q, want skipped last", lines[0])
+			}
+			found := false
+			for _, l := range lines[1:] {
+				if f := strings.Split(l, "\t"); f[1] == topic {
+					found = true
+					if f[len(f)-1] != "150" {
+						t.Fatalf("TSV row %q, want skipped 150", l)
+					}
+				}
+			}
+			if !found {
+				t.Fatalf("no TSV row for %s:\n%s", topic, tsv)
+			}
 		})
 	}
 }

@@ -219,8 +219,10 @@ type TopicResult struct {
 	Records     int64  `json:"records"` // acknowledged by the target in this run
 	Bytes       int64  `json:"bytes"`   // value bytes of those records
 	Stopped     int    `json:"stopped_partitions"`
-	// Skipped is the source offsets of the topic that were never copied
-	// (replicate.PartitionStats.Skipped, summed).
+	// Skipped is the source offsets of the topic that were never copied,
+	// in total since its first copy (replicate.PartitionStats.Skipped,
+	// summed; kept in the progress topic), not only in this run: this
+	// run's losses are in Errors, and make --once exit 3.
 	Skipped int64 `json:"skipped"`
 }
 
@@ -643,10 +645,10 @@ func render(opts *ReplicateOptions, stats []replicate.PartitionStats, groups []r
 	if opts.Output() == output.FormatJSON {
 		return output.WriteJSON(opts.IO.Out, res)
 	}
-	t := output.NewTable("flow", "topic", "remote topic", "partitions", "records", "bytes", "stopped")
+	t := output.NewTable("flow", "topic", "remote topic", "partitions", "records", "bytes", "stopped", "skipped")
 	for _, tr := range res.Topics {
 		t.AddRow(tr.Flow, tr.Topic, tr.RemoteTopic, strconv.Itoa(tr.Partitions), strconv.FormatInt(tr.Records, 10),
-			strconv.FormatInt(tr.Bytes, 10), strconv.Itoa(tr.Stopped))
+			strconv.FormatInt(tr.Bytes, 10), strconv.Itoa(tr.Stopped), strconv.FormatInt(tr.Skipped, 10))
 	}
 	if err := t.Render(opts.IO, opts.Output()); err != nil {
 		return err
