@@ -240,15 +240,26 @@ func printKept(ios *iostreams.IOStreams, res Result) {
 	fmt.Fprintf(w, "  config   %s\n", res.Config)
 	fmt.Fprintf(w, "\nIn another terminal:\n")
 	fmt.Fprintf(w, "  export MIRRORCTL_CONFIG=%s\n", res.Config)
+	self := invokedAs()
 	for _, c := range []string{
-		"mirrorctl translate --group order-processor",
-		"mirrorctl failover --group order-processor    # the plan; --apply commits it on eu-west",
-		"mirrorctl lag",
-		"mirrorctl checkpoints dump --latest",
-		"mirrorctl acl-plan --principal User:mm2 --failover-principal User:ops",
+		"translate --group order-processor",
+		"failover --group order-processor    # the plan; --apply commits it on eu-west",
+		"lag",
+		"checkpoints dump --latest",
+		"acl-plan --principal User:mm2 --failover-principal User:ops",
 	} {
-		fmt.Fprintf(w, "  %s\n", c)
+		fmt.Fprintf(w, "  %s %s\n", self, c)
 	}
+}
+
+// invokedAs is how to run this binary again from the same directory: as
+// typed when it was started by a path (./bin/mirrorctl), else "mirrorctl"
+// (found on PATH).
+func invokedAs() string {
+	if len(os.Args) > 0 && strings.ContainsRune(os.Args[0], filepath.Separator) {
+		return os.Args[0]
+	}
+	return "mirrorctl"
 }
 
 // properties is the demo's mm2.properties: one flow us-east->eu-west with the
