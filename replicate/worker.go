@@ -634,6 +634,15 @@ func (w *worker) stats(owner string) []PartitionStats {
 			Partition: k.partition, Position: next, Acked: next, State: TaskElsewhere, Start: end, End: end}
 		order = append(order, k)
 	}
+	// The skipped total is the progress topic's where no task of this run
+	// has taken it over yet (not started, or copied elsewhere).
+	if w.progress != nil {
+		for k, s := range byKey {
+			if v, ok := w.progress.value(k); ok && v.Skipped > s.Skipped {
+				s.Skipped = v.Skipped
+			}
+		}
+	}
 	out := make([]PartitionStats, 0, len(order))
 	for _, k := range order {
 		s := byKey[k]
