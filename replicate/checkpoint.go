@@ -124,8 +124,8 @@ func (c *checkpointer) start(ctx context.Context) error {
 // the end of the copy only waits for the syncs written since (awaitSyncs)
 // instead of reading the whole topic after the copy. It ends with ctx.
 func (c *checkpointer) followOnce(ctx context.Context) {
-	if c.followErr != nil {
-		return // following already
+	if c.following() {
+		return
 	}
 	alias, topic := c.cfg.offsetSyncsCluster()
 	c.followErr = make(chan error, 1)
@@ -135,6 +135,9 @@ func (c *checkpointer) followOnce(ctx context.Context) {
 		}
 	}()
 }
+
+// following reports whether followOnce started the follower.
+func (c *checkpointer) following() bool { return c.followErr != nil }
 
 // awaitSyncs waits until the follower started by followOnce has read the
 // offset-syncs topic up to its current end (every sync written before the
@@ -279,9 +282,6 @@ func (c *checkpointer) followSyncs(ctx context.Context, alias, topic string) err
 	}
 }
 
-// consumerGroups lists the consumer groups on adm's cluster that the flow's
-// group filter admits, sorted (MM2 MirrorCheckpointConnector lists the
-// groups the same way).
 // hasWork reports whether a checkpoint could be emitted now: a group the
 // flow checkpoints has an offset committed on the source for a topic it
 // mirrors. On an error it reports true: the checkpoint pass then runs and
@@ -306,6 +306,9 @@ func (c *checkpointer) hasWork(ctx context.Context) bool {
 	return false
 }
 
+// consumerGroups lists the consumer groups on adm's cluster that the flow's
+// group filter admits, sorted (MM2 MirrorCheckpointConnector lists the
+// groups the same way).
 func (c *checkpointer) consumerGroups(ctx context.Context, adm *kadm.Client) ([]string, error) {
 	listed, err := adm.ListGroups(ctx)
 	if err != nil {

@@ -266,7 +266,7 @@ func (fr *flowRunner) lead(ctx context.Context) error {
 // checkpoints, and sync group offsets;
 // then, with rev, emit the reverse checkpoints.
 func (fr *flowRunner) checkpointOnce(ctx context.Context, ckpt *checkpointer, rev *reverseCheckpointer) error {
-	if ckpt.followErr == nil {
+	if !ckpt.following() {
 		// No group had an offset to checkpoint when the flow was led.
 		if rev == nil && !ckpt.hasWork(ctx) {
 			return nil

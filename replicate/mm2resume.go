@@ -403,11 +403,6 @@ func probeAdmin(clients Clients, alias string) (*kadm.Client, func(), error) {
 // anything (replicate --dry-run). A partition that would refuse to start
 // carries its Error.
 func PlanResume(ctx context.Context, cfg FlowConfig, clients Clients, plan *Plan) ([]ResumePoint, error) {
-	return planResume(ctx, cfg, clients, plan, nil)
-}
-
-// planResume is PlanResume with the takeover already read (nil: read it).
-func planResume(ctx context.Context, cfg FlowConfig, clients Clients, plan *Plan, tk *takeover) ([]ResumePoint, error) {
 	if len(plan.Replicated()) == 0 {
 		return []ResumePoint{}, nil
 	}
@@ -417,19 +412,16 @@ func planResume(ctx context.Context, cfg FlowConfig, clients Clients, plan *Plan
 	}
 	defer closeSrc()
 	var snap resumeSnapshot
-	steps := []func(context.Context) error{
+	tk := newTakeover(cfg)
+	if err := concurrently(ctx,
 		func(ctx context.Context) (err error) {
 			snap.progress, err = readProgress(ctx, cfg, clients)
 			return err
 		},
 		func(ctx context.Context) error { return snap.listOffsets(ctx, cfg, clients, src, plan) },
-	}
-	if tk == nil {
-		tk = newTakeover(cfg)
-		steps = append(steps, func(ctx context.Context) error { return tk.readOffsets(ctx, cfg, clients) },
-			func(ctx context.Context) error { return tk.readSyncs(ctx, cfg, clients) })
-	}
-	if err := concurrently(ctx, steps...); err != nil {
+		func(ctx context.Context) error { return tk.readOffsets(ctx, cfg, clients) },
+		func(ctx context.Context) error { return tk.readSyncs(ctx, cfg, clients) },
+	); err != nil {
 		return nil, err
 	}
 	return snap.resumePoints(cfg, plan, tk), nil
