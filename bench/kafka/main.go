@@ -38,6 +38,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -129,6 +130,10 @@ func main() {
 	only := flag.String("only", "", "comma-separated contender kinds to run (mm2,mirrorctl,pipe); default all")
 	flag.StringVar(&match, "match", "", "regular expression: run only the contenders whose name matches it (after -only), "+
 		"e.g. 'topic exists$|pipe' for the single-process target alone")
+	flag.IntVar(&segmentBytes, "segment-bytes", 1<<30, "segment.bytes of every topic the bench creates (mirrorctl syncs it to the remote topics it creates, "+
+		"as MM2 does); Kafka's default, not the harness brokers' 16 MiB: see segmentBytes")
+	flag.BoolVar(&showTimeline, "latency-timeline", false, "print each latency run's p50 and p99 per second of load to stderr "+
+		"(by the second the record was sent), to tell a periodic stall from a steady backlog")
 	flag.StringVar(&wrap, "wrap", "", "prefix for the mirrorctl and pipe commands of the throughput phase, %s = a name for the run, "+
 		"e.g. 'perf record -F 999 -g -o /tmp/perf-%s.data --' (profiling, not measuring)")
 	flag.Parse()
@@ -631,9 +636,18 @@ func latencyRun(ctx context.Context, e env, c contender, ds dataset, rate float6
 	}
 	defer cons.Close()
 	var (
-		mu  sync.Mutex
-		got atomic.Int64
+		mu       sync.Mutex
+		got      atomic.Int64
+		timeline *secondsTimeline
 	)
+	if showTimeline {
+		timeline = &secondsTimeline{}
+		defer func() { // after the consumer stopped (or, on an error, once it holds no lock)
+			mu.Lock()
+			defer mu.Unlock()
+			timeline.print(os.Stderr, latName(c.name))
+		}()
+	}
 	cctx, cancel := context.WithCancel(ctx)
 	consumed := make(chan struct{})
 	go func() {
@@ -648,6 +662,9 @@ func latencyRun(ctx context.Context, e env, c contender, ds dataset, rate float6
 			fs.EachRecord(func(r *kgo.Record) {
 				if len(r.Headers) > 0 { // not a warm-up record
 					lats = append(lats, now.Sub(r.Timestamp))
+					if timeline != nil {
+						timeline.add(r.Timestamp, now.Sub(r.Timestamp))
+					}
 					got.Add(1)
 				}
 			})
@@ -690,6 +707,38 @@ func latencyRun(ctx context.Context, e env, c contender, ds dataset, rate float6
 		return lats, sent, fmt.Errorf("only %d of %d records arrived on %s within %s of the end", len(lats), sent, dstTopic, tailWait)
 	}
 	return lats, sent, nil
+}
+
+// showTimeline is -latency-timeline.
+var showTimeline bool
+
+// secondsTimeline buckets a latency run's copies by the whole second (from
+// the first) in which their source record was sent.
+type secondsTimeline struct {
+	first   time.Time
+	seconds map[int][]time.Duration
+}
+
+func (tl *secondsTimeline) add(sent time.Time, lat time.Duration) {
+	if tl.seconds == nil {
+		tl.first, tl.seconds = sent, map[int][]time.Duration{}
+	}
+	s := int(sent.Sub(tl.first) / time.Second) // records of a partition arrive in order, not across partitions: s may be -1
+	tl.seconds[s] = append(tl.seconds[s], lat)
+}
+
+// print writes one line per second: second, records, p50 and p99 in ms.
+func (tl *secondsTimeline) print(w io.Writer, name string) {
+	keys := make([]int, 0, len(tl.seconds))
+	for k := range tl.seconds {
+		keys = append(keys, k)
+	}
+	sort.Ints(keys)
+	fmt.Fprintf(w, "latency timeline of %s (second of load: records, p50 ms, p99 ms)\n", name)
+	for _, k := range keys {
+		ls := tl.seconds[k]
+		fmt.Fprintf(w, "  %3d: %6d %8.1f %8.1f\n", k, len(ls), pct(ls, 50).Seconds()*1000, pct(ls, 99).Seconds()*1000)
+	}
 }
 
 func pct(ls []time.Duration, p float64) time.Duration {
@@ -889,13 +938,23 @@ func deleteTopics(ctx context.Context, addrs string, topics ...string) error {
 	return err
 }
 
+// segmentBytes is the segment.bytes of every topic the bench creates
+// (-segment-bytes): by default Kafka's own, 1 GiB, not the harness brokers'
+// 16 MiB (small for the tests' disk use). With 16 MiB a partition rolls a
+// segment every few seconds at the bench's rates, all partitions at about
+// the same moment (the load is spread evenly), and the flush of the rolled
+// segments on this machine's one disk stalls both brokers, for up to a
+// second: the disk's stall, not a contender's, in their latency tail and
+// throughput spread. At 1 GiB no roll falls in a run.
+var segmentBytes int
+
 func createTopic(ctx context.Context, addrs, topic string, partitions int32) error {
 	adm, done, err := admin(addrs)
 	if err != nil {
 		return err
 	}
 	defer done()
-	resp, err := adm.CreateTopic(ctx, partitions, 1, nil, topic)
+	resp, err := adm.CreateTopic(ctx, partitions, 1, map[string]*string{"segment.bytes": kadm.StringPtr(strconv.Itoa(segmentBytes))}, topic)
 	if err == nil {
 		err = resp.Err
 	}
@@ -990,9 +1049,9 @@ func report(e env, cs []contender, sets []dataset, runs int, results map[string]
 	fmt.Fprintf(&b, "# mirrorctl vs MirrorMaker 2 on real Kafka, %s\n\n", time.Now().UTC().Format("2006-01-02"))
 	fmt.Fprintf(&b, "Kafka %s (two single-node KRaft clusters from scripts/kafka.sh, PLAINTEXT on loopback, "+
 		"the same machine as every contender). Machine: %s. `make bench-kafka` (bench/kafka), %d partitions, "+
-		"%d runs per contender and data set in alternation, median with [min-max]; whole run %s. "+
+		"topics created with segment.bytes %d, %d runs per contender and data set in alternation, median with [min-max]; whole run %s. "+
 		"MM2 runs with heap %s (its own launcher's; on the harness's -Xmx512m its 16 tasks die of OutOfMemoryError).\n\n",
-		e.version, machine(), e.partitions, runs, took.Round(time.Second), mm2Heap)
+		e.version, machine(), e.partitions, segmentBytes, runs, took.Round(time.Second), mm2Heap)
 	b.WriteString("```\n")
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "CONTENDER\tDATA\tRECORDS\tSECONDS\tRECORDS/S [min-max]\tMB/S\tCPU S\tPEAK RSS MiB\tFIRST->LAST S\tVS PIPE")
