@@ -41,6 +41,7 @@ type worker struct {
 	// dmu is held while a poll's records are dispatched and while a task
 	// changes state between running and revoking (see dispatch).
 	dmu   sync.Mutex
+	run   []*kgo.Record // copyRecords' scratch, under dmu
 	tmu   sync.RWMutex
 	tasks map[tp]*task
 
