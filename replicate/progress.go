@@ -158,6 +158,7 @@ func (v *progressView) follow(ctx context.Context) error {
 		return err
 	}
 	defer cl.Close()
+	var recs []*kgo.Record
 	for {
 		fs := cl.PollFetches(ctx)
 		if ctx.Err() != nil {
@@ -167,23 +168,54 @@ func (v *progressView) follow(ctx context.Context) error {
 			v.log.Warn("reading progress", "topic", t, "partition", p, "err", err)
 		})
 		v.mu.Lock()
+		recs = recs[:0]
 		fs.EachRecord(func(r *kgo.Record) {
 			v.read = r.Offset + 1
-			if r.Attrs.IsControl() {
-				return
+			if !r.Attrs.IsControl() {
+				recs = append(recs, r)
 			}
-			t, val, err := decodeProgress(r.Key, r.Value)
-			if err != nil {
-				v.skipped++
-				v.log.Warn("skipping undecodable progress record", "topic", v.topic, "offset", r.Offset, "err", err)
-				return
-			}
-			v.next[t] = val.Next // the newest record per key wins, as compaction keeps it
-			v.vals[t] = val
 		})
+		v.apply(recs)
+		clear(recs) // hold no fetch buffer until the next poll
 		close(v.changed)
 		v.changed = make(chan struct{})
 		v.mu.Unlock()
+	}
+}
+
+// apply takes one poll's progress records, in offset order, into the view
+// (v.mu held): the newest record that decodes wins per source partition, as
+// compaction keeps it. Only that one is decoded: the records are walked
+// newest first, and an older record whose key was already taken is passed
+// over (a restart reads the whole uncompacted tail, one record per task and
+// interval, in few polls). An undecodable record is counted and warned
+// about, and the next older one of its key is tried.
+func (v *progressView) apply(recs []*kgo.Record) {
+	var keys map[string]bool
+	var tps map[tp]bool
+	if len(recs) > 1 {
+		keys, tps = map[string]bool{}, map[tp]bool{}
+	}
+	for i := len(recs) - 1; i >= 0; i-- {
+		r := recs[i]
+		if keys[string(r.Key)] {
+			continue
+		}
+		t, val, err := decodeProgress(r.Key, r.Value)
+		if err != nil {
+			v.skipped++
+			v.log.Warn("skipping undecodable progress record", "topic", v.topic, "offset", r.Offset, "err", err)
+			continue
+		}
+		if keys != nil {
+			keys[string(r.Key)] = true
+			if tps[t] {
+				continue // a newer record under another spelling of the key
+			}
+			tps[t] = true
+		}
+		v.next[t] = val.Next
+		v.vals[t] = val
 	}
 }
 
