@@ -82,12 +82,12 @@ func (w *worker) dispatch(ctx context.Context, fetches kgo.Fetches) {
 // order, from the task's position on. Runs of copies are handed over
 // together: their upstream offsets go into the in-flight queue under one
 // lock (before any of them is produced, as onAck pops them), and the
-// position moves once per run. Per record, the task's lock and position
-// would be written by this goroutine and the producer's promise goroutine
-// in turn, which on 2 CPUs cost more than the copy. A transaction marker, a
-// gap, a refusal or the task's halt ends a run: what was collected before it
-// is produced first, so every event sees the queue and position as if the
-// records were handed over one by one.
+// position moves once per run, rather than this goroutine and the
+// producer's promise goroutine writing the task's lock and position in turn
+// for every record. A transaction marker, a gap, a refusal or the task's
+// halt ends a run: what was collected before it is produced first, so every
+// event sees the queue and position as if the records were handed over one
+// by one.
 func (w *worker) copyRecords(ctx context.Context, t *task, p kgo.FetchTopicPartition, now time.Time) {
 	pos := t.position.Load()
 	run := w.run[:0]
