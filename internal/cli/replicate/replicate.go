@@ -670,7 +670,7 @@ func render(opts *ReplicateOptions, stats []replicate.PartitionStats, groups []r
 			n += tr.Records
 		}
 		st := output.NewStyles(opts.IO)
-		fmt.Fprintf(opts.IO.ErrOut, "%s copied %d records at %s\n", st.SuccessIcon(), n, time.Now().Format(time.RFC3339))
+		fmt.Fprintf(opts.IO.ErrOut, "%s copied %s at %s\n", st.SuccessIcon(), cmdutil.Plural(int(n), "record", "records"), time.Now().Format(time.RFC3339))
 	}
 	return nil
 }
