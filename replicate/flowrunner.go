@@ -423,7 +423,9 @@ func (fr *flowRunner) setUp(ctx context.Context) (topics []string, _ func(), err
 		return nil, nil, err
 	}
 	if err := w.preflightResume(plan, &snap); err != nil {
-		return nil, nil, err
+		if err = w.preflightAgain(ctx, plan, &snap, err); err != nil {
+			return nil, nil, err
+		}
 	}
 	for _, name := range unmatchedNames(cfg, plan) {
 		fr.log.Warn("topics names a topic the source does not list: it does not exist, or the principal may not DESCRIBE it; nothing is copied from it",

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -654,6 +655,35 @@ func (w *worker) preflightResume(plan *Plan, snap *resumeSnapshot) error {
 		return fmt.Errorf("flow %s: refusing to start, %d partitions would be copied again: %w", w.cfg.Name(), len(errs), errors.Join(errs...))
 	}
 	return nil
+}
+
+// preflightRereads is how many times preflightAgain reads the progress
+// again before a refusal stands.
+const preflightRereads = 3
+
+// preflightAgain looks again before refusing for a partition with no known
+// resume point (err from preflightResume, wrapping ErrResumeUnknown): while
+// other members copy, a copy is on the remote partition before the progress
+// that covers it is written (within a progress interval), so a process that
+// joins then can list records on the remote that the progress it read does
+// not cover yet. It reads the progress again every ProgressInterval, up to
+// preflightRereads times, and returns nil once every partition has a resume
+// point, else the last refusal (or the read's error).
+func (w *worker) preflightAgain(ctx context.Context, plan *Plan, snap *resumeSnapshot, err error) error {
+	for i := 0; i < preflightRereads && errors.Is(err, ErrResumeUnknown); i++ {
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(max(w.cfg.ProgressInterval, 50*time.Millisecond)):
+		}
+		progress, rerr := readProgress(ctx, w.cfg, w.clients)
+		if rerr != nil {
+			return rerr
+		}
+		snap.progress = progress
+		err = w.preflightResume(plan, snap)
+	}
+	return err
 }
 
 // resumePoint chooses task t's resume point (chooseResume) from its progress
