@@ -280,7 +280,7 @@ func (x *txTask) copy(ctx context.Context, r *kgo.Record) {
 	t.mu.Lock()
 	t.push(r.Offset)
 	t.mu.Unlock()
-	x.prod.Produce(ctx, r, x.w.onTxnAck)
+	x.prod.Produce(ctx, r, t.ack)
 	x.next = next
 	t.position.Store(next)
 }
@@ -299,8 +299,7 @@ func (x *txTask) begin() bool {
 
 // onTxnAck is the produce promise of an exactly-once copy: the record is in
 // the open transaction, not yet committed.
-func (w *worker) onTxnAck(r *kgo.Record, err error) {
-	t := r.Context.Value(taskKey{}).(*task)
+func (w *worker) onTxnAck(t *task, r *kgo.Record, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	up := t.pop()
@@ -444,7 +443,7 @@ func (x *txTask) abort(ctx context.Context, cause error) {
 		t.mu.Lock()
 		t.push(x.ups[i])
 		t.mu.Unlock()
-		x.prod.Produce(ctx, r, w.onTxnAck)
+		x.prod.Produce(ctx, r, t.ack)
 	}
 }
 

@@ -65,7 +65,6 @@ func newFlowRunner(f FlowConfig, opts Options, log *slog.Logger, observing bool)
 	if f.Enabled {
 		fr.worker = &worker{flowEnv: env, observing: observing, tasks: make(map[tp]*task), syncWake: make(chan struct{}, 1), firstAck: make(chan struct{}, 1),
 			progress: newProgressView(opts.Clients, f, env.log)}
-		fr.worker.ack = fr.worker.onAck
 	}
 	return fr
 }

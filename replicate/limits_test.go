@@ -3,6 +3,7 @@ package replicate
 import (
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -89,4 +90,88 @@ func TestRefusedRecordStopsBeforeLaterRecords(t *testing.T) {
 		t.Fatalf("target holds [%s] after the fix, want [a0,big,a1,a2,a3] (order kept, nothing twice)", got)
 	}
 	t.Logf("resumed and copied in %s", time.Since(start))
+}
+
+// TestCopyRunsAcrossMarkersAndRefusal: one fetch of a partition holds 300
+// transactional records, their commit marker (offset 300), 399 plain
+// records, a 1.5 MB record the remote topic refuses (offset 700) and 50
+// more: more than one run of copyRecords (copyRun records each), ended by
+// the marker and by the refusal. The target holds the 699 records before the
+// refused one, in order and once each, and nothing after it; the run stops
+// at offset 700.
+func TestCopyRunsAcrossMarkersAndRefusal(t *testing.T) {
+	p := newClusterPair(t)
+	topic := testkit.Name("runs")
+	remote := testkit.East + "." + topic
+	p.CreateTopic(t, testkit.East, topic, 1, map[string]*string{"max.message.bytes": ptr("4000000")})
+	p.CreateTopic(t, testkit.West, remote, 1, map[string]*string{"max.message.bytes": ptr("100000")})
+	ctx := testkit.Context(t)
+	txn, err := p.Clients.Client(testkit.East, "producer", kgo.TransactionalID(testkit.Name("tx")),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer txn.Close()
+	if err := txn.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for i := 0; i < 300; i++ {
+		v := fmt.Sprintf("r%d", i)
+		want = append(want, v)
+		if err := txn.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: []byte(v)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := txn.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	big := make([]byte, 1500000) // incompressible
+	if _, err := rand.Read(big); err != nil {
+		t.Fatal(err)
+	}
+	prod := p.Client(t, testkit.East, kgo.ProducerBatchMaxBytes(4000000), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	var rest []*kgo.Record
+	for i := 301; i < 751; i++ {
+		v := []byte(fmt.Sprintf("r%d", i))
+		if i == 700 {
+			v = big
+		} else if i < 700 {
+			want = append(want, string(v))
+		}
+		rest = append(rest, &kgo.Record{Topic: topic, Value: v})
+	}
+	if err := prod.ProduceSync(ctx, rest...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	f := testFlow(testkit.East, testkit.West)
+	f.SyncTopicConfigs = false // keep the target's own limit
+	m, err := New(Options{Flows: []FlowConfig{f}, Clients: p.Clients, Once: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = m.Run(ctx)
+	var rerr *RecordError
+	if !errors.As(err, &rerr) || rerr.Offset != 700 {
+		t.Fatalf("Run = %v, want a RecordError at offset 700", err)
+	}
+	if st := m.Stats(); len(st) != 1 || st[0].Acked != 700 {
+		t.Errorf("stats %+v, want acknowledged up to offset 700", st)
+	}
+	var got []string
+	for _, r := range p.ReadAll(t, testkit.West, remote)[0] {
+		got = append(got, string(r.Value))
+	}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("target holds %d records, want the %d before the refused one in order (first difference at %d)", len(got), len(want), firstDiff(got, want))
+	}
+}
+
+func firstDiff(a, b []string) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
 }

@@ -49,8 +49,10 @@ const (
 type task struct {
 	src    tp
 	remote string
-	ctx    context.Context // carries the *task to the produce promise
-	obs    PartitionObserver
+	// ack is the produce promise of the task's copies, bound to it once
+	// (worker.onAck, or worker.onTxnAck in exactly-once mode).
+	ack func(*kgo.Record, error)
+	obs PartitionObserver
 
 	// startCtx ends when the task is revoked, aborting a start in progress;
 	// started is closed once the start finished (or was aborted).
@@ -83,11 +85,8 @@ type task struct {
 	loss        lossState // loss events (loss.go)
 }
 
-type taskKey struct{}
-
 func newTask(src tp, remote string, end int64) *task {
 	t := &task{src: src, remote: remote, end: end, acked: -1, written: -1, sync: newSyncState(), started: make(chan struct{})}
-	t.ctx = context.WithValue(context.Background(), taskKey{}, t)
 	t.startCtx, t.cancelStart = context.WithCancel(context.Background())
 	t.state.Store(TaskStarting)
 	return t

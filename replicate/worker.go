@@ -28,11 +28,10 @@ type worker struct {
 	observing bool
 
 	src, tgt     *kadm.Client
-	consumer     *kgo.Client              // source, direct: the running tasks' partitions
-	data         *kgo.Client              // target: copies only
-	ack          func(*kgo.Record, error) // onAck, bound once: a method value per Produce would allocate per record
-	control      *kgo.Client              // target: progress (and the leader's checkpoints)
-	syncProducer *kgo.Client              // == control when the offset-syncs topic is on the target
+	consumer     *kgo.Client // source, direct: the running tasks' partitions
+	data         *kgo.Client // target: copies only
+	control      *kgo.Client // target: progress (and the leader's checkpoints)
+	syncProducer *kgo.Client // == control when the offset-syncs topic is on the target
 	syncTopic    string
 	progress     *progressView
 	takeover     *takeover   // what MM2 left, read at the flow's start
@@ -41,7 +40,6 @@ type worker struct {
 	// dmu is held while a poll's records are dispatched and while a task
 	// changes state between running and revoking (see dispatch).
 	dmu   sync.Mutex
-	run   []*kgo.Record // copyRecords' scratch, under dmu
 	tmu   sync.RWMutex
 	tasks map[tp]*task
 
@@ -110,6 +108,11 @@ func (w *worker) assign(parts map[string][]int32) {
 				end = e
 			}
 			t := newTask(key, w.cfg.Policy.FormatRemoteTopic(w.cfg.Source, topic), end)
+			if w.cfg.ExactlyOnce {
+				t.ack = func(r *kgo.Record, err error) { w.onTxnAck(t, r, err) }
+			} else {
+				t.ack = func(r *kgo.Record, err error) { w.onAck(t, r, err) }
+			}
 			t.obs = w.obs.Partition(w.cfg.Source, w.cfg.Target, t.remote, p)
 			w.tasks[key] = t
 			batch = append(batch, t)
