@@ -140,9 +140,17 @@ func (f *Factory) Close() {
 		open = append(open, cl)
 	}
 	f.mu.Unlock()
+	// At once: each Close waits for its client's connections and
+	// goroutines to end, and a run holds a dozen clients.
+	var wg sync.WaitGroup
 	for _, cl := range open {
-		cl.Close()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cl.Close()
+		}()
 	}
+	wg.Wait()
 }
 
 func (f *Factory) isClosed() bool {
