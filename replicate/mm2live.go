@@ -29,39 +29,9 @@ func DetectMM2(ctx context.Context, cfg FlowConfig, clients Clients, now func() 
 	if now == nil {
 		now = time.Now
 	}
-	tgt, closeTgt, err := probeAdmin(clients, cfg.Target)
-	if err != nil {
-		return act, err
-	}
-	defer closeTgt()
-	if g := cfg.MM2.ConnectGroup; g != "" {
-		// A fresh target creates __consumer_offsets at the first group
-		// request: its coordinator is not ready for a moment.
-		var described kadm.DescribedGroups
-		err := retryTransient(ctx, func() error {
-			var err error
-			if described, err = tgt.DescribeGroups(ctx, g); err == nil {
-				if d, ok := described[g]; ok && d.Err != nil && !errors.Is(d.Err, kerr.GroupIDNotFound) {
-					err = d.Err
-				}
-			}
-			return err
-		})
-		if err != nil {
-			return act, fmt.Errorf("describe MM2's Connect group %s on %s: %w", g, cfg.Target, err)
-		}
-		if d, ok := described[g]; ok && d.Err == nil {
-			for _, m := range d.Members {
-				act.Members = append(act.Members, m.ClientID+"@"+clientHost(m.ClientHost))
-			}
-		}
-	}
-	if !cfg.EmitHeartbeats {
-		return act, nil
-	}
 	interval := max(cfg.HeartbeatsInterval, time.Second)
 	var seen int64 = -1 // offset after the last heartbeats record read
-	newest := func(from int64) (n int, last int64, err error) {
+	newest := func(ctx context.Context, from int64) (n int, last int64, err error) {
 		err = readWholeTopic(ctx, clients, cfg.Target, cfg.Policy.HeartbeatsTopic(), func(r *kgo.Record) {
 			seen = max(seen, r.Offset+1)
 			if r.Partition != 0 || r.Offset < from || fromMirrorctl(r) {
@@ -79,8 +49,23 @@ func DetectMM2(ctx context.Context, cfg FlowConfig, clients Clients, now func() 
 		}
 		return n, last, err
 	}
-	_, last, err := newest(0)
-	if err != nil {
+	// The Connect group and the heartbeats are read at once.
+	var steps []func(context.Context) error
+	if g := cfg.MM2.ConnectGroup; g != "" {
+		steps = append(steps, func(ctx context.Context) error {
+			members, err := connectMembers(ctx, clients, cfg.Target, g)
+			act.Members = members
+			return err
+		})
+	}
+	var last int64
+	if cfg.EmitHeartbeats {
+		steps = append(steps, func(ctx context.Context) (err error) {
+			_, last, err = newest(ctx, 0)
+			return err
+		})
+	}
+	if err := concurrently(ctx, steps...); err != nil || !cfg.EmitHeartbeats {
 		return act, err
 	}
 	act.LastHeartbeatMs = last
@@ -94,13 +79,45 @@ func DetectMM2(ctx context.Context, cfg FlowConfig, clients Clients, now func() 
 		return act, ctx.Err()
 	case <-time.After(min(2*interval+time.Second, 15*time.Second)):
 	}
-	n, last2, err := newest(from)
+	n, last2, err := newest(ctx, from)
 	if err != nil {
 		return act, err
 	}
 	act.Heartbeats = n
 	act.LastHeartbeatMs = max(last, last2)
 	return act, nil
+}
+
+// connectMembers lists the members of MM2's Connect worker group on the
+// target (client id @ host); none when the group does not exist.
+func connectMembers(ctx context.Context, clients Clients, alias, group string) ([]string, error) {
+	tgt, closeTgt, err := probeAdmin(clients, alias)
+	if err != nil {
+		return nil, err
+	}
+	defer closeTgt()
+	// A fresh target creates __consumer_offsets at the first group
+	// request: its coordinator is not ready for a moment.
+	var described kadm.DescribedGroups
+	err = retryTransient(ctx, func() error {
+		var err error
+		if described, err = tgt.DescribeGroups(ctx, group); err == nil {
+			if d, ok := described[group]; ok && d.Err != nil && !errors.Is(d.Err, kerr.GroupIDNotFound) {
+				err = d.Err
+			}
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("describe MM2's Connect group %s on %s: %w", group, alias, err)
+	}
+	var members []string
+	if d, ok := described[group]; ok && d.Err == nil {
+		for _, m := range d.Members {
+			members = append(members, m.ClientID+"@"+clientHost(m.ClientHost))
+		}
+	}
+	return members, nil
 }
 
 func fromMirrorctl(r *kgo.Record) bool {
