@@ -27,9 +27,10 @@ type flowRunner struct {
 	// waits for it).
 	dataDone chan struct{}
 
-	// heartbeatWritten: with once, the flow's one heartbeat was written
-	// before the flows planned (prepareHeartbeats); the leader writes none.
-	heartbeatWritten bool
+	// beats are the once heartbeats written while the flows start
+	// (prepareHeartbeats): the end offsets of a once run are listed after
+	// them, and the leader writes none for a pair written there.
+	beats *onceBeats
 
 	leading          atomic.Bool
 	leaderChanges    atomic.Int64
@@ -168,6 +169,21 @@ func (fr *flowRunner) run(ctx context.Context) (err error) {
 
 	w := fr.worker
 	w.fatal = fail
+	bgCtx, stopBg := context.WithCancel(ctx)
+	var bg sync.WaitGroup
+	defer func() { stopBg(); bg.Wait() }()
+	// The progress view starts following the progress topic in the
+	// start-up reads (progressView.readAtStart), else once the topic is
+	// created.
+	w.followProgress = sync.OnceFunc(func() {
+		bg.Add(1)
+		go func() {
+			defer bg.Done()
+			if err := w.progress.follow(bgCtx); err != nil && bgCtx.Err() == nil {
+				fail(fmt.Errorf("flow %s: follow progress: %w", fr.cfg.Name(), err))
+			}
+		}()
+	})
 	topics, closeClients, err := fr.setUpRetrying(ctx)
 	if err != nil {
 		return err
@@ -196,18 +212,11 @@ func (fr *flowRunner) run(ctx context.Context) (err error) {
 	// bounded by ShutdownTimeout, is what waits for them.
 	w.sendCtx = context.WithoutCancel(ctx)
 
-	bgCtx, stopBg := context.WithCancel(ctx)
-	var bg sync.WaitGroup
-	bg.Add(4)
+	bg.Add(3)
 	go func() { defer bg.Done(); w.runPositions(bgCtx) }() // health.go
 	go func() { defer bg.Done(); w.runSyncSender(bgCtx) }()
 	go func() { defer bg.Done(); w.runProgressWriter(bgCtx) }()
-	go func() {
-		defer bg.Done()
-		if err := w.progress.follow(bgCtx); err != nil && bgCtx.Err() == nil {
-			fail(fmt.Errorf("flow %s: follow progress: %w", fr.cfg.Name(), err))
-		}
-	}()
+	w.followProgress()
 
 	var leaseDone sync.WaitGroup
 	leaseDone.Add(1)
@@ -353,7 +362,7 @@ func (fr *flowRunner) setUp(ctx context.Context) (topics []string, _ func(), err
 	steps := []func(context.Context) error{
 		func(ctx context.Context) error { return w.takeover.readOffsets(ctx, cfg, fr.clients) },
 		func(ctx context.Context) (err error) {
-			snap.progress, err = readProgress(ctx, cfg, fr.clients)
+			snap.progress, err = w.progress.readAtStart(ctx, w.followProgress)
 			return err
 		},
 		func(ctx context.Context) (err error) {
@@ -408,6 +417,9 @@ func (fr *flowRunner) setUp(ctx context.Context) (topics []string, _ func(), err
 	}
 	if fr.once && len(plan.Replicated()) > 0 {
 		steps = append(steps, func(ctx context.Context) (err error) {
+			if err := fr.beats.wait(ctx); err != nil {
+				return err
+			}
 			names := make([]string, 0, len(plan.Replicated()))
 			for _, t := range plan.Replicated() {
 				names = append(names, t.Topic)

@@ -102,17 +102,22 @@ func heartbeatTimeout(interval time.Duration) time.Duration {
 // heartbeat. A flow plans at start and then only every
 // refresh.topics.interval.seconds, so a heartbeats topic created after its
 // plan would not be copied for that long (a --once run never copies it, and
-// the next `lag --max-latency` breaches on it). It returns the pairs whose
-// once heartbeat it wrote (by flow name), so their leaders do not write
-// another one after the copy took its end offsets.
-func prepareHeartbeats(ctx context.Context, flows []FlowConfig, clients Clients, now func() time.Time, once bool) (map[string]bool, error) {
+// the next `lag --max-latency` breaches on it).
+//
+// The topics exist when it returns; the once heartbeats are written in the
+// background, while the flows read their start-up state, and fail calls
+// with the error of a write that failed. A flow lists the end offsets it
+// copies up to only once they are written ([onceBeats.wait]), and a leader
+// writes no other heartbeat for a pair written here ([onceBeats.wrote]).
+func prepareHeartbeats(ctx context.Context, flows []FlowConfig, clients Clients, now func() time.Time, once bool, fail func(error)) (*onceBeats, error) {
 	copied := map[string]bool{}
 	for _, f := range flows {
 		if f.Enabled {
 			copied[f.Source] = true
 		}
 	}
-	written := map[string]bool{}
+	b := &onceBeats{done: make(chan struct{}), written: map[string]bool{}}
+	var pending []FlowConfig
 	for _, h := range flows {
 		if !h.EmitHeartbeats || !copied[h.Target] {
 			continue
@@ -124,25 +129,71 @@ func prepareHeartbeats(ctx context.Context, flows []FlowConfig, clients Clients,
 		if err := ensureInternalTopic(ctx, adm, h.Policy.HeartbeatsTopic(), h.HeartbeatsReplicationFactor); err != nil {
 			return nil, fmt.Errorf("heartbeats %s: %w", h.Name(), err)
 		}
-		if !once {
-			continue
+		if once {
+			pending = append(pending, h)
 		}
-		r, err := heartbeatRecord(h, now())
-		if err != nil {
-			return nil, err
-		}
-		cl, err := clients.Client(h.Target, RoleProducer, kgo.RecordPartitioner(kgo.ManualPartitioner()))
-		if err != nil {
-			return nil, err
-		}
-		hctx, cancel := context.WithTimeout(ctx, heartbeatTimeout(h.HeartbeatsInterval))
-		err = cl.ProduceSync(hctx, r).FirstErr()
-		cancel()
-		cl.Close()
-		if err != nil {
-			return nil, fmt.Errorf("heartbeats %s: %w", h.Name(), err)
-		}
-		written[h.Name()] = true
 	}
-	return written, nil
+	go func() {
+		defer close(b.done)
+		for _, h := range pending {
+			if err := writeOnceHeartbeat(ctx, h, clients, now); err != nil {
+				b.err = fmt.Errorf("heartbeats %s: %w", h.Name(), err)
+				fail(b.err)
+				return
+			}
+			b.written[h.Name()] = true
+		}
+	}()
+	return b, nil
+}
+
+// writeOnceHeartbeat writes pair h's one heartbeat of a once run.
+func writeOnceHeartbeat(ctx context.Context, h FlowConfig, clients Clients, now func() time.Time) error {
+	r, err := heartbeatRecord(h, now())
+	if err != nil {
+		return err
+	}
+	cl, err := clients.Client(h.Target, RoleProducer, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	hctx, cancel := context.WithTimeout(ctx, heartbeatTimeout(h.HeartbeatsInterval))
+	defer cancel()
+	return cl.ProduceSync(hctx, r).FirstErr()
+}
+
+// onceBeats is what prepareHeartbeats writes in the background: written
+// (by flow name) and err are set before done is closed.
+type onceBeats struct {
+	done    chan struct{}
+	written map[string]bool
+	err     error
+}
+
+// wait waits until the once heartbeats are written. When one failed it
+// returns context.Canceled: prepareHeartbeats' fail reported the cause and
+// stops the run.
+func (b *onceBeats) wait(ctx context.Context) error {
+	if b == nil {
+		return nil
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-b.done:
+		if b.err != nil {
+			return context.Canceled
+		}
+		return nil
+	}
+}
+
+// wrote waits for the once heartbeats, then reports whether flow's was one
+// of them.
+func (b *onceBeats) wrote(ctx context.Context, flow string) (bool, error) {
+	if err := b.wait(ctx); err != nil || b == nil {
+		return false, err
+	}
+	return b.written[flow], nil
 }

@@ -208,8 +208,11 @@ func (fr *flowRunner) lead(ctx context.Context) error {
 		defer rev.close()
 		steps = append(steps, rev.start)
 	}
-	if cfg.EmitHeartbeats && fr.once && !fr.heartbeatWritten {
+	if cfg.EmitHeartbeats && fr.once {
 		steps = append(steps, func(ctx context.Context) error {
+			if wrote, err := fr.beats.wrote(ctx, cfg.Name()); wrote || err != nil {
+				return err
+			}
 			return runHeartbeats(ctx, cfg, fr.clients, fr.log, fr.now, true)
 		})
 	}

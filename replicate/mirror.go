@@ -96,7 +96,7 @@ func (m *Mirror) Run(ctx context.Context) error {
 	if err := CheckIdentities(ctx, m.opts.Clients, m.opts.Flows); err != nil {
 		return err
 	}
-	beaten, err := prepareHeartbeats(ctx, m.opts.Flows, m.opts.Clients, m.opts.Now, m.opts.Once)
+	beats, err := prepareHeartbeats(ctx, m.opts.Flows, m.opts.Clients, m.opts.Now, m.opts.Once, fail)
 	if err != nil {
 		return err
 	}
@@ -109,7 +109,7 @@ func (m *Mirror) Run(ctx context.Context) error {
 			continue
 		}
 		r := newFlowRunner(f, m.opts, m.log, observing)
-		r.heartbeatWritten = beaten[f.Name()]
+		r.beats = beats
 		m.mu.Lock()
 		m.runners = append(m.runners, r)
 		m.mu.Unlock()
@@ -122,6 +122,7 @@ func (m *Mirror) Run(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
+	<-beats.done // its error is in errs
 	m.mu.Lock()
 	for _, r := range m.runners {
 		errs.errs = append(errs.errs, r.recordErrors()...)

@@ -327,12 +327,18 @@ func readWholeTopic(ctx context.Context, clients Clients, alias, topic string, f
 	adm := kadm.NewClient(cl)
 	var ends, starts kadm.ListedOffsets
 	if err := retryTransient(ctx, func() error {
-		var err error
-		if ends, err = adm.ListCommittedOffsets(ctx, topic); err != nil {
-			return fmt.Errorf("list end offsets of %s on %s: %w", topic, alias, err)
-		}
-		if starts, err = adm.ListStartOffsets(ctx, topic); err != nil {
-			return fmt.Errorf("list start offsets of %s on %s: %w", topic, alias, err)
+		if err := concurrently(ctx, func(ctx context.Context) (err error) {
+			if ends, err = adm.ListCommittedOffsets(ctx, topic); err != nil {
+				return fmt.Errorf("list end offsets of %s on %s: %w", topic, alias, err)
+			}
+			return nil
+		}, func(ctx context.Context) (err error) {
+			if starts, err = adm.ListStartOffsets(ctx, topic); err != nil {
+				return fmt.Errorf("list start offsets of %s on %s: %w", topic, alias, err)
+			}
+			return nil
+		}); err != nil {
+			return err
 		}
 		var perr error
 		ends.Each(func(o kadm.ListedOffset) {
@@ -676,7 +682,7 @@ func (w *worker) preflightAgain(ctx context.Context, plan *Plan, snap *resumeSna
 			return err
 		case <-time.After(max(w.cfg.ProgressInterval, 50*time.Millisecond)):
 		}
-		progress, rerr := readProgress(ctx, w.cfg, w.clients)
+		progress, rerr := w.progress.readAtStart(ctx, w.followProgress)
 		if rerr != nil {
 			return rerr
 		}

@@ -254,9 +254,15 @@ func (v *progressView) catchUp(ctx context.Context) error {
 		return fmt.Errorf("list start offsets of %s on %s: %w", v.topic, v.alias, err)
 	}
 	start, _ := starts.Lookup(v.topic, 0)
+	return v.awaitRead(ctx, start.Offset, end.Offset)
+}
+
+// awaitRead waits until the view has read the progress topic up to end, or
+// the topic's log start is at or past it (nothing to read).
+func (v *progressView) awaitRead(ctx context.Context, start, end int64) error {
 	for {
 		v.mu.Lock()
-		done := v.read >= end.Offset || start.Offset >= end.Offset
+		done := v.read >= end || start >= end
 		ch := v.changed
 		v.mu.Unlock()
 		if done {
@@ -269,6 +275,65 @@ func (v *progressView) catchUp(ctx context.Context) error {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// readAtStart returns the position per source partition that the progress
+// topic holds up to its last stable offset now: the flow's start-up read
+// (resumeSnapshot.progress). It reads them through the view, started by
+// follow (called once the topic is known to hold records), which then goes
+// on following the topic: the partition tasks' catch-ups only read what was
+// written since, rather than the topic a second time. A topic that is
+// missing or holds nothing reads as no positions, and the view is not
+// started: the flow creates the topic afterwards.
+func (v *progressView) readAtStart(ctx context.Context, follow func()) (map[tp]int64, error) {
+	// A client of its own: the shared admin client would keep the
+	// metadata of a topic found missing here, created next, for a while.
+	adm, closeAdm, err := probeAdmin(v.clients, v.alias)
+	if err != nil {
+		return nil, err
+	}
+	defer closeAdm()
+	var ends, starts kadm.ListedOffsets
+	if err := retryTransient(ctx, func() error {
+		return concurrently(ctx, func(ctx context.Context) (err error) {
+			if ends, err = adm.ListCommittedOffsets(ctx, v.topic); err != nil {
+				return fmt.Errorf("list end offsets of %s on %s: %w", v.topic, v.alias, err)
+			}
+			if e, ok := ends.Lookup(v.topic, 0); ok && e.Err != nil && transient(e.Err) {
+				return fmt.Errorf("end offset of progress topic %s on %s: %w", v.topic, v.alias, e.Err)
+			}
+			return nil
+		}, func(ctx context.Context) (err error) {
+			if starts, err = adm.ListStartOffsets(ctx, v.topic); err != nil {
+				return fmt.Errorf("list start offsets of %s on %s: %w", v.topic, v.alias, err)
+			}
+			return nil
+		})
+	}); err != nil {
+		return nil, err
+	}
+	end, ok := ends.Lookup(v.topic, 0)
+	switch {
+	case !ok || errors.Is(end.Err, kerr.UnknownTopicOrPartition):
+		return map[tp]int64{}, nil
+	case end.Err != nil:
+		return nil, fmt.Errorf("end offset of progress topic %s on %s: %w", v.topic, v.alias, end.Err)
+	}
+	start, ok := starts.Lookup(v.topic, 0)
+	if end.Offset <= 0 || ok && start.Err == nil && start.Offset >= end.Offset {
+		return map[tp]int64{}, nil
+	}
+	follow()
+	if err := v.awaitRead(ctx, 0, end.Offset); err != nil {
+		return nil, fmt.Errorf("read progress topic %s on %s: %w", v.topic, v.alias, err)
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	out := make(map[tp]int64, len(v.next))
+	for k, n := range v.next {
+		out[k] = n
+	}
+	return out, nil
 }
 
 // ensureProgressTopic creates the flow's progress topic on the target.

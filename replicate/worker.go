@@ -34,8 +34,11 @@ type worker struct {
 	syncProducer *kgo.Client // == control when the offset-syncs topic is on the target
 	syncTopic    string
 	progress     *progressView
-	takeover     *takeover   // what MM2 left, read at the flow's start
-	limits       limitsCache // the remote topics' limits (limits.go)
+	// followProgress starts the progress view's follow (once; the
+	// flowRunner sets it).
+	followProgress func()
+	takeover       *takeover   // what MM2 left, read at the flow's start
+	limits         limitsCache // the remote topics' limits (limits.go)
 
 	// dmu is held while a poll's records are dispatched and while a task
 	// changes state between running and revoking (see dispatch).
