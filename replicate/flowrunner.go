@@ -171,7 +171,7 @@ func (fr *flowRunner) run(ctx context.Context) (err error) {
 	w.fatal = fail
 	bgCtx, stopBg := context.WithCancel(ctx)
 	var bg sync.WaitGroup
-	defer func() { stopBg(); bg.Wait() }()
+	defer func() { stopBg(); bg.Wait(); w.progress.close() }()
 	// The progress view starts following the progress topic in the
 	// start-up reads (progressView.readAtStart), else once the topic is
 	// created.

@@ -121,6 +121,11 @@ type progressView struct {
 	topic   string
 	log     *slog.Logger
 
+	cmu       sync.Mutex
+	cl        *kgo.Client // follow's, also the start-up read's lists (client)
+	from      kgo.Offset  // where follow starts: the log start the start-up read listed, else AtStart
+	following bool        // follow has started on cl
+
 	mu      sync.Mutex
 	next    map[tp]int64
 	vals    map[tp]progress.Value // the whole newest value (topic ID, loss)
@@ -131,7 +136,34 @@ type progressView struct {
 
 func newProgressView(clients Clients, cfg FlowConfig, log *slog.Logger) *progressView {
 	return &progressView{clients: clients, alias: cfg.Target, topic: ProgressTopic(cfg.Policy, cfg.Source), log: log,
-		next: make(map[tp]int64), vals: make(map[tp]progress.Value), changed: make(chan struct{})}
+		from: kgo.NewOffset().AtStart(), next: make(map[tp]int64), vals: make(map[tp]progress.Value), changed: make(chan struct{})}
+}
+
+// client returns the view's client, built at the first call: the start-up
+// read lists the topic's offsets with it, which opens the connection that
+// follow then fetches on.
+func (v *progressView) client() (*kgo.Client, error) {
+	v.cmu.Lock()
+	defer v.cmu.Unlock()
+	if v.cl != nil {
+		return v.cl, nil
+	}
+	cl, err := v.clients.Client(v.alias, RoleConsumer, kgo.KeepControlRecords(), readCommitted())
+	if err != nil {
+		return nil, err
+	}
+	v.cl = cl
+	return cl, nil
+}
+
+// close closes the view's client, once follow has returned.
+func (v *progressView) close() {
+	v.cmu.Lock()
+	defer v.cmu.Unlock()
+	if v.cl != nil {
+		v.cl.Close()
+		v.cl = nil
+	}
 }
 
 // get returns the newest position stored for t.
@@ -152,12 +184,15 @@ func (v *progressView) value(t tp) (progress.Value, bool) {
 
 // follow reads the progress topic until ctx ends.
 func (v *progressView) follow(ctx context.Context) error {
-	cl, err := v.clients.Client(v.alias, RoleConsumer, kgo.KeepControlRecords(), readCommitted(),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{v.topic: {0: kgo.NewOffset().AtStart()}}))
+	cl, err := v.client()
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
+	v.cmu.Lock()
+	from := v.from
+	v.following = true
+	v.cmu.Unlock()
+	cl.AddConsumePartitions(map[string]map[int32]kgo.Offset{v.topic: {0: from}})
 	var recs []*kgo.Record
 	for {
 		fs := cl.PollFetches(ctx)
@@ -286,13 +321,13 @@ func (v *progressView) awaitRead(ctx context.Context, start, end int64) error {
 // missing or holds nothing reads as no positions, and the view is not
 // started: the flow creates the topic afterwards.
 func (v *progressView) readAtStart(ctx context.Context, follow func()) (map[tp]int64, error) {
-	// A client of its own: the shared admin client would keep the
-	// metadata of a topic found missing here, created next, for a while.
-	adm, closeAdm, err := probeAdmin(v.clients, v.alias)
+	// Not the shared admin client: it would keep the metadata of a topic
+	// found missing here, created next, for a while (see below).
+	cl, err := v.client()
 	if err != nil {
 		return nil, err
 	}
-	defer closeAdm()
+	adm := kadm.NewClient(cl)
 	var ends, starts kadm.ListedOffsets
 	if err := retryTransient(ctx, func() error {
 		return concurrently(ctx, func(ctx context.Context) (err error) {
@@ -315,6 +350,15 @@ func (v *progressView) readAtStart(ctx context.Context, follow func()) (map[tp]i
 	end, ok := ends.Lookup(v.topic, 0)
 	switch {
 	case !ok || errors.Is(end.Err, kerr.UnknownTopicOrPartition):
+		// The client would answer from the missing topic's metadata for
+		// a while: a read again (preflightAgain), or follow once the
+		// flow created the topic, gets a new one.
+		v.cmu.Lock()
+		if v.cl != nil && !v.following {
+			v.cl.Close()
+			v.cl = nil
+		}
+		v.cmu.Unlock()
 		return map[tp]int64{}, nil
 	case end.Err != nil:
 		return nil, fmt.Errorf("end offset of progress topic %s on %s: %w", v.topic, v.alias, end.Err)
@@ -322,6 +366,11 @@ func (v *progressView) readAtStart(ctx context.Context, follow func()) (map[tp]i
 	start, ok := starts.Lookup(v.topic, 0)
 	if end.Offset <= 0 || ok && start.Err == nil && start.Offset >= end.Offset {
 		return map[tp]int64{}, nil
+	}
+	if ok && start.Err == nil {
+		v.cmu.Lock()
+		v.from = kgo.NewOffset().At(start.Offset) // no ListOffsets before the first fetch
+		v.cmu.Unlock()
 	}
 	follow()
 	if err := v.awaitRead(ctx, 0, end.Offset); err != nil {
