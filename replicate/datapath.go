@@ -25,8 +25,9 @@ func (w *worker) pollLoop(ctx context.Context) {
 	var looked time.Time
 	for {
 		// The completion check walks every partition: at most every 20 ms,
-		// not on every poll of a busy copy.
-		if w.once && time.Since(looked) >= 20*time.Millisecond {
+		// not on every poll of a busy copy, and at once when a task of
+		// this process copied its last record (onAck).
+		if w.once && (w.atEnd.Swap(false) || time.Since(looked) >= 20*time.Millisecond) {
 			if w.onceDone(ctx) {
 				return
 			}
@@ -37,6 +38,10 @@ func (w *worker) pollLoop(ctx context.Context) {
 			// Wake up to look again at the flow's progress, which other
 			// members write.
 			pctx, cancel = context.WithTimeout(ctx, 20*time.Millisecond)
+			w.pollCancel.Store(&cancel)
+			if w.atEnd.Load() {
+				cancel()
+			}
 		}
 		fetches := w.consumer.PollFetches(pctx)
 		cancel()
@@ -171,6 +176,15 @@ func (w *worker) copyRecords(ctx context.Context, t *task, p kgo.FetchTopicParti
 // copyRun bounds a run of copyRecords, in records.
 const copyRun = 256
 
+// wakeAtEnd has the poll loop look at once whether the run is done: a task
+// copied the last record it had to (Once).
+func (w *worker) wakeAtEnd() {
+	w.atEnd.Store(true)
+	if c := w.pollCancel.Load(); c != nil {
+		(*c)()
+	}
+}
+
 // prepareCopy turns a fetched source record into its copy for the target, in
 // place: same partition, key, value, headers and timestamp (MM2
 // MirrorSourceTask.convertRecord). A source timestamp of -1 lets the producer
@@ -218,6 +232,7 @@ func (w *worker) onAck(t *task, r *kgo.Record, err error) {
 		}
 		return
 	}
+	was := t.acked
 	s, now := w.ackLocked(t, up, r)
 	if t.head == len(t.inflight) {
 		// Transaction markers after the last copy are handled too.
@@ -225,7 +240,11 @@ func (w *worker) onAck(t *task, r *kgo.Record, err error) {
 			t.acked = p
 		}
 	}
+	end := t.end >= 0 && was < t.end && t.acked >= t.end // this ack crossed the end
 	t.mu.Unlock()
+	if end && w.once {
+		w.wakeAtEnd()
+	}
 	if now {
 		w.queueSync(s)
 	}

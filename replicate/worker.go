@@ -49,6 +49,10 @@ type worker struct {
 	// Once: the flow's partitions and their end offsets when the run
 	// started; the run is done when the progress of each reached its end.
 	onceEnds map[tp]int64
+	// Once: a task copied its last record (atEnd), and the cancel of the
+	// poll loop's current poll, so the loop looks at once (wakeAtEnd).
+	atEnd      atomic.Bool
+	pollCancel atomic.Pointer[context.CancelFunc]
 
 	pmu sync.Mutex // serialises progress writes
 
