@@ -111,7 +111,7 @@ func (w *worker) copyRecords(ctx context.Context, t *task, p kgo.FetchTopicParti
 		}
 		t.mu.Lock()
 		for _, r := range run {
-			t.push(r.Offset)
+			t.push(r.Offset, len(r.Value))
 		}
 		t.mu.Unlock()
 		for _, r := range run {
@@ -209,7 +209,8 @@ func prepareCopy(r *kgo.Record, t *task) {
 // record at fault.
 func (w *worker) onAck(t *task, r *kgo.Record, err error) {
 	t.mu.Lock()
-	up := t.pop()
+	c := t.pop()
+	up := c.up
 	// A task stopped by a loss event (loss.go) produced nothing after it:
 	// the copies still in flight before it count.
 	if err != nil || t.halted.Load() && t.loss.stop == nil {
@@ -233,7 +234,7 @@ func (w *worker) onAck(t *task, r *kgo.Record, err error) {
 		return
 	}
 	was := t.acked
-	s, now := w.ackLocked(t, up, r)
+	s, now := w.ackLocked(t, up, c.bytes, r)
 	if t.head == len(t.inflight) {
 		// Transaction markers after the last copy are handled too.
 		if p := t.position.Load(); p > t.acked {
@@ -250,10 +251,10 @@ func (w *worker) onAck(t *task, r *kgo.Record, err error) {
 	}
 }
 
-// ackLocked records that the copy of source offset up is on the target at
-// r.Offset. t.mu must be held. It returns the offset sync to write now, if
+// ackLocked records that the copy of source offset up (a value of n bytes)
+// is on the target at r.Offset. t.mu must be held. It returns the offset sync to write now, if
 // MM2's rules call for one.
-func (w *worker) ackLocked(t *task, up int64, r *kgo.Record) (mm2.OffsetSync, bool) {
+func (w *worker) ackLocked(t *task, up, n int64, r *kgo.Record) (mm2.OffsetSync, bool) {
 	t.acked = up + 1
 	t.records++
 	if t.records == 1 {
@@ -262,7 +263,7 @@ func (w *worker) ackLocked(t *task, up int64, r *kgo.Record) (mm2.OffsetSync, bo
 		default:
 		}
 	}
-	t.bytes += int64(len(r.Value))
+	t.bytes += n
 	if w.observing {
 		t.obs.Acked(len(r.Value), time.Since(r.Timestamp), t.acked)
 	}
@@ -319,7 +320,7 @@ func (w *worker) retryRefused(t *task) {
 			return
 		}
 		t.mu.Lock()
-		s, now := w.ackLocked(t, rr.up, rr.r)
+		s, now := w.ackLocked(t, rr.up, int64(len(rr.r.Value)), rr.r)
 		t.mu.Unlock()
 		if now {
 			w.queueSync(s)

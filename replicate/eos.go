@@ -278,7 +278,7 @@ func (x *txTask) copy(ctx context.Context, r *kgo.Record) {
 	x.recs = append(x.recs, r)
 	x.ups = append(x.ups, r.Offset)
 	t.mu.Lock()
-	t.push(r.Offset)
+	t.push(r.Offset, len(r.Value))
 	t.mu.Unlock()
 	x.prod.Produce(ctx, r, t.ack)
 	x.next = next
@@ -302,7 +302,8 @@ func (x *txTask) begin() bool {
 func (w *worker) onTxnAck(t *task, r *kgo.Record, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	up := t.pop()
+	c := t.pop()
+	up := c.up
 	ts := &t.txs
 	if err != nil {
 		if ts.err == nil {
@@ -311,7 +312,7 @@ func (w *worker) onTxnAck(t *task, r *kgo.Record, err error) {
 		return
 	}
 	ts.records++
-	ts.bytes += int64(len(r.Value))
+	ts.bytes += c.bytes
 	if w.observing {
 		t.obs.Acked(len(r.Value), time.Since(r.Timestamp), t.acked)
 	}
@@ -441,7 +442,7 @@ func (x *txTask) abort(ctx context.Context, cause error) {
 	}
 	for i, r := range x.recs {
 		t.mu.Lock()
-		t.push(x.ups[i])
+		t.push(x.ups[i], len(r.Value))
 		t.mu.Unlock()
 		x.prod.Produce(ctx, r, t.ack)
 	}

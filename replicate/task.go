@@ -67,7 +67,7 @@ type task struct {
 	limits   *topicLimits // the remote topic's, read at start; nil unknown (limits.go)
 
 	mu          sync.Mutex
-	inflight    []int64 // upstream offsets handed to the producer, in order
+	inflight    []inflightCopy // the copies handed to the producer, in order
 	head        int
 	acked       int64 // next source offset after the last acknowledged record (the resume point before any)
 	firstStart  int64 // the resume point
@@ -104,20 +104,27 @@ func (t *task) resume(start, written int64, from string) {
 	t.position.Store(start)
 }
 
-func (t *task) push(off int64) {
+// inflightCopy is a copy handed to the producer: its upstream offset, and
+// its value's length in bytes, taken while the record is in the CPU cache
+// (the acknowledgement counts it without reading the record again).
+type inflightCopy struct {
+	up, bytes int64
+}
+
+func (t *task) push(off int64, bytes int) {
 	if t.head > 0 && t.head == len(t.inflight) {
 		t.inflight, t.head = t.inflight[:0], 0
 	} else if t.head > 1024 && t.head*2 > len(t.inflight) {
 		n := copy(t.inflight, t.inflight[t.head:])
 		t.inflight, t.head = t.inflight[:n], 0
 	}
-	t.inflight = append(t.inflight, off)
+	t.inflight = append(t.inflight, inflightCopy{off, int64(bytes)})
 }
 
-func (t *task) pop() int64 {
-	off := t.inflight[t.head]
+func (t *task) pop() inflightCopy {
+	c := t.inflight[t.head]
 	t.head++
-	return off
+	return c
 }
 
 // idle reports whether nothing of the task is in flight: every copy handed
