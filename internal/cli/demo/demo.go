@@ -129,6 +129,8 @@ func runDemo(ctx context.Context, opts *DemoOptions) error {
 			return err
 		}
 		defer os.RemoveAll(dir)
+	} else if err := os.MkdirAll(dir, 0o755); err != nil { // --dir ./demo on a fresh checkout
+		return fmt.Errorf("create --dir %s: %w", dir, err)
 	}
 	path := filepath.Join(dir, "mm2.properties")
 	if err := os.WriteFile(path, []byte(properties(east.ListenAddrs(), west.ListenAddrs())), 0o644); err != nil {

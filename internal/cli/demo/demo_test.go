@@ -15,7 +15,7 @@ import (
 )
 
 func TestDemoJSON(t *testing.T) {
-	dir := t.TempDir()
+	dir := filepath.Join(t.TempDir(), "demo") // --dir creates it, as README's `--dir ./demo` on a fresh clone
 	ios, _, out, errOut := iostreams.Test()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
