@@ -653,8 +653,9 @@ func render(opts *ReplicateOptions, stats []replicate.PartitionStats, groups []r
 	if err := t.Render(opts.IO, opts.Output()); err != nil {
 		return err
 	}
-	// Groups get a table of their own on a terminal; scripts read -o json.
-	if len(res.Groups) > 0 && opts.IO.IsStdoutTTY() && opts.Output() == output.FormatTable {
+	// Groups get a table of their own on a terminal and with --wide;
+	// scripts read -o json.
+	if len(res.Groups) > 0 && (opts.IO.IsStdoutTTY() || opts.IO.WideTables()) && opts.Output() == output.FormatTable {
 		fmt.Fprintln(opts.IO.Out)
 		gt := output.NewTable("flow", "group", "checkpoints", "offset sync", "committed", "error")
 		for _, g := range res.Groups {

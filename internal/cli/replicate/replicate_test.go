@@ -342,3 +342,30 @@ func TestKill9ThenResumeLosesNothing(t *testing.T) {
 		t.Logf("partition %d: %d copied before the kill, %d re-copied after it", p, k, k-j)
 	}
 }
+
+// TestOnceWideShowsGroups: --wide prints every table in full, also off a
+// terminal, so replicate --once's groups table comes after the topics one
+// (without --wide, piped, only the topics table is printed; scripts read
+// -o json).
+func TestOnceWideShowsGroups(t *testing.T) {
+	e := newEnv(t, "")
+	createTopics(t, e.Client(t, "us-east"), 1, "orders")
+	e.produceN(t, "us-east", "orders", 1, 50)
+	offs := kadm.Offsets{}
+	offs.Add(kadm.Offset{Topic: "orders", Partition: 0, At: 20, LeaderEpoch: -1})
+	if _, err := kadm.NewClient(e.Client(t, "us-east")).CommitOffsets(context.Background(), "app", offs); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := run(t, "replicate", "--once", "--wide", "-c", e.config)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %s", code, stderr)
+	}
+	topics, groups := strings.Index(out, "REMOTE TOPIC"), strings.Index(out, "CHECKPOINTS")
+	if topics < 0 || groups < topics || !strings.Contains(out[groups:], "app") {
+		t.Fatalf("want the topics table, then the groups table with group app:\n%s", out)
+	}
+	code, out, _ = run(t, "replicate", "--once", "-c", e.config)
+	if code != 0 || strings.Contains(out, "CHECKPOINTS") {
+		t.Fatalf("piped without --wide: exit %d, want the topics table only:\n%s", code, out)
+	}
+}
