@@ -442,60 +442,23 @@ type resumeSnapshot struct {
 	starts, ends, rends kadm.ListedOffsets
 }
 
-// readProgress reads the flow's progress topic whole and returns the next
-// source offset to copy per partition that has progress.
+// readProgress reads the flow's progress topic up to its last stable offset
+// and returns the next source offset to copy per partition that has
+// progress, as the engine's start-up read does (progressView.readAtStart):
+// the newest record that decodes wins per partition.
 func readProgress(ctx context.Context, cfg FlowConfig, clients Clients) (map[tp]int64, error) {
-	topic := ProgressTopic(cfg.Policy, cfg.Source)
-	// The newest record per key, kept raw (copied: a fetch buffer is not
-	// held) and decoded once at the end: the uncompacted tail holds one
-	// record per task and progress interval, and a restart must not decode
-	// them all.
-	type raw struct {
-		off   int64
-		key   string
-		value []byte
-	}
-	newest := map[string]*raw{}
-	err := readWholeTopic(ctx, clients, cfg.Target, topic, func(r *kgo.Record) {
-		if n, ok := newest[string(r.Key)]; ok {
-			n.off, n.value = r.Offset, append(n.value[:0], r.Value...)
-			return
-		}
-		newest[string(r.Key)] = &raw{off: r.Offset, key: string(r.Key), value: append([]byte(nil), r.Value...)}
+	v := newProgressView(clients, cfg, discard)
+	defer v.close()
+	fctx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() { stop(); wg.Wait() }()
+	return v.readAtStart(ctx, func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = v.follow(fctx) // its errors are logged, and the read waits for what it needs
+		}()
 	})
-	if err != nil {
-		return nil, err
-	}
-	rs := make([]*raw, 0, len(newest))
-	for _, n := range newest {
-		rs = append(rs, n)
-	}
-	sort.Slice(rs, func(i, j int) bool { return rs[i].off < rs[j].off }) // newest wins across spellings of a key
-	progress := map[tp]int64{}
-	for _, n := range rs {
-		k, next, err := decodeProgress([]byte(n.key), n.value)
-		if err != nil {
-			// An undecodable newest record: the one before it may hold
-			// the position. Rare (written by something else than
-			// mirrorctl), so read the topic again decoding every record,
-			// as compaction would leave the older one only until it runs.
-			return readProgressAll(ctx, clients, cfg.Target, topic)
-		}
-		progress[k] = next.Next
-	}
-	return progress, nil
-}
-
-// readProgressAll reads topic decoding every record: the newest record
-// that decodes wins per source partition.
-func readProgressAll(ctx context.Context, clients Clients, alias, topic string) (map[tp]int64, error) {
-	progress := map[tp]int64{}
-	err := readWholeTopic(ctx, clients, alias, topic, func(r *kgo.Record) {
-		if k, next, err := decodeProgress(r.Key, r.Value); err == nil {
-			progress[k] = next.Next
-		}
-	})
-	return progress, err
 }
 
 // listOffsets lists, at once, the log start and end offsets of the plan's

@@ -58,9 +58,9 @@ func TestProgressViewApply(t *testing.T) {
 	}
 }
 
-// TestReadProgressNewestPerKey: the start-up read decodes the newest record
-// per key only, and an undecodable newest record falls back to reading
-// every record, so the older position is still found.
+// TestReadProgressNewestPerKey: the progress read (readAtStart, through a
+// view) keeps the newest position per key, and an undecodable newest record
+// gives way to the older one, which is still found.
 func TestReadProgressNewestPerKey(t *testing.T) {
 	p := newClusterPair(t)
 	f := testFlow("us-east", "eu-west")
