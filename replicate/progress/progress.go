@@ -111,17 +111,27 @@ func Decode(key, val []byte) (Key, int64, error) {
 
 // DecodeValue is Decode returning the whole value, optional fields
 // included. Besides Decode's errors, a negative skipped count is an error.
+//
+// Records in the exact form EncodeValue writes are parsed without
+// encoding/json (a resume reads one per source partition ever mirrored);
+// any other spelling goes through encoding/json, with the same result.
 func DecodeValue(key, val []byte) (Key, Value, error) {
-	var k Key
-	if err := json.Unmarshal(key, &k); err != nil {
-		return Key{}, Value{}, fmt.Errorf("key: %w", err)
+	k, ok := parseKey(key)
+	if !ok {
+		k = Key{}
+		if err := json.Unmarshal(key, &k); err != nil {
+			return Key{}, Value{}, fmt.Errorf("key: %w", err)
+		}
 	}
 	if val == nil {
 		return Key{}, Value{}, ErrTombstone
 	}
-	var v value
-	if err := json.Unmarshal(val, &v); err != nil {
-		return Key{}, Value{}, fmt.Errorf("value: %w", err)
+	v, ok := parseValue(val)
+	if !ok {
+		v = value{}
+		if err := json.Unmarshal(val, &v); err != nil {
+			return Key{}, Value{}, fmt.Errorf("value: %w", err)
+		}
 	}
 	switch {
 	case v.Offset == nil:

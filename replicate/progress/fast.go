@@ -1,0 +1,113 @@
+package progress
+
+import (
+	"bytes"
+	"strconv"
+)
+
+// parseKey parses a key in the exact form EncodeValue writes,
+// {"topic":"<name>","partition":<n>}, with a name of printable ASCII that
+// needs no escape. ok is false for anything else: the caller then decodes
+// with encoding/json, which gives the same Key for every input parsed here
+// (FuzzParseMatchesJSON).
+func parseKey(b []byte) (k Key, ok bool) {
+	if b, ok = cut(b, `{"topic":`); !ok {
+		return Key{}, false
+	}
+	if k.Topic, b, ok = plainString(b); !ok {
+		return Key{}, false
+	}
+	if b, ok = cut(b, `,"partition":`); !ok {
+		return Key{}, false
+	}
+	n, b, ok := integer(b, 32)
+	if !ok || string(b) != "}" {
+		return Key{}, false
+	}
+	k.Partition = int32(n)
+	return k, true
+}
+
+// parseValue parses a value in the exact form EncodeValue writes without a
+// loss event: {"offset":<n>,"time_ms":<n>} with, in this order, the optional
+// "topic_id" and "skipped" fields. ok is false for anything else (a loss
+// event included): the caller then decodes with encoding/json.
+func parseValue(b []byte) (v value, ok bool) {
+	if b, ok = cut(b, `{"offset":`); !ok {
+		return value{}, false
+	}
+	off, b, ok := integer(b, 64)
+	if !ok {
+		return value{}, false
+	}
+	v.Offset = &off
+	if b, ok = cut(b, `,"time_ms":`); !ok {
+		return value{}, false
+	}
+	if v.TimeMs, b, ok = integer(b, 64); !ok {
+		return value{}, false
+	}
+	if rest, found := cut(b, `,"topic_id":`); found {
+		if v.TopicID, b, ok = plainString(rest); !ok {
+			return value{}, false
+		}
+	}
+	if rest, found := cut(b, `,"skipped":`); found {
+		if v.Skipped, b, ok = integer(rest, 64); !ok {
+			return value{}, false
+		}
+	}
+	if string(b) != "}" {
+		return value{}, false
+	}
+	return v, true
+}
+
+// cut returns b after prefix, and whether b starts with it.
+func cut(b []byte, prefix string) ([]byte, bool) {
+	if !bytes.HasPrefix(b, []byte(prefix)) {
+		return b, false
+	}
+	return b[len(prefix):], true
+}
+
+// plainString parses a JSON string of printable ASCII other than '"' and
+// '\\' (so nothing escaped), and returns it and what follows it.
+func plainString(b []byte) (string, []byte, bool) {
+	if len(b) == 0 || b[0] != '"' {
+		return "", b, false
+	}
+	for i := 1; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			return string(b[1:i]), b[i+1:], true
+		case c < 0x20 || c > 0x7e || c == '\\':
+			return "", b, false
+		}
+	}
+	return "", b, false
+}
+
+// integer parses a JSON integer (no leading zero, no fraction or exponent)
+// that fits in bits, and returns it and what follows it.
+func integer(b []byte, bits int) (int64, []byte, bool) {
+	i := 0
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	start := i
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	switch {
+	case i == start, b[start] == '0' && i > start+1:
+		return 0, b, false
+	case i < len(b) && (b[i] == '.' || b[i] == 'e' || b[i] == 'E'):
+		return 0, b, false
+	}
+	n, err := strconv.ParseInt(string(b[:i]), 10, bits)
+	if err != nil {
+		return 0, b, false
+	}
+	return n, b[i:], true
+}
