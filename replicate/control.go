@@ -49,7 +49,7 @@ func (w *worker) promoteDelayed() {
 	var promoted []mm2.OffsetSync
 	for _, t := range w.allTasks() {
 		t.mu.Lock()
-		if s, ok := t.sync.flush(); ok {
+		if s, ok := t.sync.flush(t.src.topic, t.src.partition); ok {
 			promoted = append(promoted, s)
 		}
 		t.mu.Unlock()

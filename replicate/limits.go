@@ -164,10 +164,15 @@ func (w *worker) preflight(t *task, r *kgo.Record, now time.Time) error {
 		return fmt.Errorf("%w: the copy takes %d bytes uncompressed, over max.message.bytes %d of %s on %s",
 			kerr.MessageTooLarge, n, l.maxBytes, t.remote, w.cfg.Target)
 	}
-	if l.logAppendTime || r.Timestamp.UnixMilli() < 0 {
-		return nil // the broker stamps it, or the producer stamps now
+	if l.logAppendTime {
+		return nil // the broker stamps it
 	}
-	age := now.Sub(r.Timestamp).Milliseconds()
+	ts := r.Timestamp.UnixMilli()
+	if ts < 0 {
+		return nil // the producer stamps now
+	}
+	// Milliseconds, as the broker compares them: no time.Duration per copy.
+	age := now.UnixMilli() - ts
 	switch {
 	case l.beforeMaxMs >= 0 && age > l.beforeMaxMs:
 		return fmt.Errorf("%w: the timestamp %s is %d ms old, over message.timestamp.before.max.ms %d of %s on %s",

@@ -5,10 +5,13 @@ import "github.com/mirrorctl/mirrorctl/replicate/mm2"
 // syncState decides when an offset sync is written for one source partition,
 // following MM2's OffsetSyncWriter (Kafka 3.7.0+, docs/mm2-formats.md §5).
 // It lives as long as the partition's assignment, like MM2's task state.
+//
+// The delayed sync is always the newest acknowledgement (prevUp, prevDown),
+// so none is stored: update runs for every copy, and writing a struct that
+// holds a string there costs a GC write barrier per record.
 type syncState struct {
 	prevUp, prevDown, lastSyncDown int64
-	delayed                        bool // a sync is waiting for the next flush
-	delayedSync                    mm2.OffsetSync
+	delayed                        bool // a sync (prevUp, prevDown) is waiting for the next flush
 }
 
 func newSyncState() syncState { return syncState{prevUp: -1, prevDown: -1, lastSyncDown: -1} }
@@ -34,17 +37,17 @@ func (s *syncState) update(topic string, partition int32, up, down, lagMax int64
 		return sync, true
 	}
 	s.delayed = true
-	s.delayedSync = sync
 	return sync, false
 }
 
 // flush returns the delayed sync, if any, and clears it (MM2 promotes delayed
 // syncs on every offset flush, KAFKA-15906). Like MM2 it leaves the
-// staleness baseline alone: only immediate syncs move lastSyncDown.
-func (s *syncState) flush() (mm2.OffsetSync, bool) {
+// staleness baseline alone: only immediate syncs move lastSyncDown. topic
+// and partition name the source partition, as they do for update.
+func (s *syncState) flush(topic string, partition int32) (mm2.OffsetSync, bool) {
 	if !s.delayed {
 		return mm2.OffsetSync{}, false
 	}
 	s.delayed = false
-	return s.delayedSync, true
+	return mm2.OffsetSync{Topic: topic, Partition: partition, UpstreamOffset: s.prevUp, DownstreamOffset: s.prevDown}, true
 }

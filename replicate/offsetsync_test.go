@@ -54,11 +54,11 @@ func TestSyncStateSpacingAndFlush(t *testing.T) {
 			t.Fatalf("immediate syncs at %v, want %v", immediate, want)
 		}
 	}
-	sync, ok := s.flush()
-	if !ok || sync.UpstreamOffset != 349 || sync.DownstreamOffset != 349 {
+	sync, ok := s.flush("t", 0)
+	if !ok || sync.Topic != "t" || sync.Partition != 0 || sync.UpstreamOffset != 349 || sync.DownstreamOffset != 349 {
 		t.Fatalf("flush = %+v, %v; want 349->349", sync, ok)
 	}
-	if _, ok := s.flush(); ok {
+	if _, ok := s.flush("t", 0); ok {
 		t.Fatal("second flush returned a sync")
 	}
 	// The flush does not move the staleness baseline (303): 404 is the next

@@ -446,7 +446,7 @@ func (w *worker) release(ctx context.Context, parts map[string][]int32, writePro
 	if w.cfg.EmitOffsetSyncs {
 		for _, t := range gone {
 			t.mu.Lock()
-			s, ok := t.sync.flush()
+			s, ok := t.sync.flush(t.src.topic, t.src.partition)
 			t.mu.Unlock()
 			if ok {
 				w.queueSync(s)
