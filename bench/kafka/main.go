@@ -11,7 +11,10 @@
 // Throughput phase: for every data set and run, every contender in turn
 // (A B C A B C ...) gets its own freshly produced source topic (the same
 // records each time, from a fixed seed; producing is outside the measured
-// window) and copies it to the target:
+// window) and copies it to the target. Before the first measured run, every
+// contender copies the first data set -warmup times, not measured: the
+// first copy after the brokers start runs at half speed (their JIT warms up
+// on it), and it would fall on whichever contender goes first.
 //
 //   - mirrorctl (and a tuned variant) and the bare pipe run as child
 //     processes: wall time from start to exit, CPU is user+sys from wait4,
@@ -123,6 +126,7 @@ func main() {
 	large := flag.Int("large", 500_000, "records in the 1 KB data set")
 	mixN := flag.Int("mix", 500_000, "records in the mixed data set")
 	runs := flag.Int("runs", 3, "runs per contender and data set, alternating; the median is reported")
+	flag.IntVar(&warmups, "warmup", 1, "unmeasured runs per contender on the first data set before the measured ones (the brokers' first copy is slow)")
 	latency := flag.Duration("latency", 60*time.Second, "how long to produce at the fixed rate in the latency phase (0 skips it)")
 	latRuns := flag.Int("latency-runs", 3, "latency runs per contender, alternating; the median is reported")
 	latRate := flag.Float64("latency-rate", 0, "records/s offered in the latency phase (default: half the bare pipe's median rate on the mix)")
@@ -221,6 +225,16 @@ func run(e env, sets []dataset, runs int, latency time.Duration, latRuns int, la
 	ctx := context.Background()
 	started := time.Now()
 	results := map[string]map[string][]result{} // contender -> data set -> runs
+	for r := 0; r < warmups && len(sets) > 0; r++ {
+		for _, c := range cs {
+			res, err := throughput(ctx, e, c, &sets[0], -1-r)
+			if err != nil {
+				return fmt.Errorf("%s warm-up on %s: %w", c.name, sets[0].name, err)
+			}
+			fmt.Fprintf(os.Stderr, "[%4.0fs] %-24s %-6s warm-up %d (not measured): %.2fs cpu %.1fs\n",
+				time.Since(started).Seconds(), c.name, sets[0].name, r+1, res.seconds, res.cpu)
+		}
+	}
 	for i := range sets {
 		for r := 0; r < runs; r++ {
 			for _, c := range cs {
@@ -483,6 +497,10 @@ func procCPU(pid int) (float64, error) {
 
 // wrap, when set, prefixes the measured commands (see -wrap).
 var wrap string
+
+// warmups is the number of unmeasured runs per contender before the
+// measured ones (see -warmup).
+var warmups int
 
 // match, when set, selects contenders by name (see -match).
 var match string
@@ -1049,9 +1067,10 @@ func report(e env, cs []contender, sets []dataset, runs int, results map[string]
 	fmt.Fprintf(&b, "# mirrorctl vs MirrorMaker 2 on real Kafka, %s\n\n", time.Now().UTC().Format("2006-01-02"))
 	fmt.Fprintf(&b, "Kafka %s (two single-node KRaft clusters from scripts/kafka.sh, PLAINTEXT on loopback, "+
 		"the same machine as every contender). Machine: %s. `make bench-kafka` (bench/kafka), %d partitions, "+
-		"topics created with segment.bytes %d, %d runs per contender and data set in alternation, median with [min-max]; whole run %s. "+
+		"topics created with segment.bytes %d, %d runs per contender and data set in alternation (after %d unmeasured warm-up run(s) "+
+		"per contender on the first data set), median with [min-max]; whole run %s. "+
 		"MM2 runs with heap %s (its own launcher's; on the harness's -Xmx512m its 16 tasks die of OutOfMemoryError).\n\n",
-		e.version, machine(), e.partitions, segmentBytes, runs, took.Round(time.Second), mm2Heap)
+		e.version, machine(), e.partitions, segmentBytes, runs, warmups, took.Round(time.Second), mm2Heap)
 	b.WriteString("```\n")
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "CONTENDER\tDATA\tRECORDS\tSECONDS\tRECORDS/S [min-max]\tMB/S\tCPU S\tPEAK RSS MiB\tFIRST->LAST S\tVS PIPE")
