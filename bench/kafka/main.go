@@ -13,8 +13,8 @@
 // records each time, from a fixed seed; producing is outside the measured
 // window) and copies it to the target. Before the first measured run, every
 // contender copies the first data set -warmup times, not measured: the
-// first copy after the brokers start runs at half speed (their JIT warms up
-// on it), and it would fall on whichever contender goes first.
+// first copy after the brokers start takes about twice as long as the next
+// ones, and it would fall on whichever contender goes first.
 //
 //   - mirrorctl (and a tuned variant) and the bare pipe run as child
 //     processes: wall time from start to exit, CPU is user+sys from wait4,
