@@ -1,10 +1,5 @@
 package progress
 
-import (
-	"bytes"
-	"strconv"
-)
-
 // parseKey parses a key in the exact form EncodeValue writes,
 // {"topic":"<name>","partition":<n>}, with a name of printable ASCII that
 // needs no escape. ok is false for anything else: the caller then decodes
@@ -65,7 +60,7 @@ func parseValue(b []byte) (v value, ok bool) {
 
 // cut returns b after prefix, and whether b starts with it.
 func cut(b []byte, prefix string) ([]byte, bool) {
-	if !bytes.HasPrefix(b, []byte(prefix)) {
+	if len(b) < len(prefix) || string(b[:len(prefix)]) != prefix {
 		return b, false
 	}
 	return b[len(prefix):], true
@@ -89,15 +84,25 @@ func plainString(b []byte) (string, []byte, bool) {
 }
 
 // integer parses a JSON integer (no leading zero, no fraction or exponent)
-// that fits in bits, and returns it and what follows it.
+// that fits in a signed integer of bits bits, and returns it and what
+// follows it. It allocates nothing.
 func integer(b []byte, bits int) (int64, []byte, bool) {
-	i := 0
+	i, neg := 0, false
 	if i < len(b) && b[i] == '-' {
-		i++
+		i, neg = i+1, true
+	}
+	limit := uint64(1)<<(bits-1) - 1 // the largest value; its negative - 1 is allowed too
+	if neg {
+		limit++
 	}
 	start := i
-	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-		i++
+	var n uint64
+	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		d := uint64(b[i] - '0')
+		if n > (limit-d)/10 {
+			return 0, b, false // out of range
+		}
+		n = n*10 + d
 	}
 	switch {
 	case i == start, b[start] == '0' && i > start+1:
@@ -105,9 +110,8 @@ func integer(b []byte, bits int) (int64, []byte, bool) {
 	case i < len(b) && (b[i] == '.' || b[i] == 'e' || b[i] == 'E'):
 		return 0, b, false
 	}
-	n, err := strconv.ParseInt(string(b[:i]), 10, bits)
-	if err != nil {
-		return 0, b, false
+	if neg {
+		return -int64(n), b[i:], true // -(1<<63) wraps to itself, as it should
 	}
-	return n, b[i:], true
+	return int64(n), b[i:], true
 }

@@ -52,6 +52,8 @@ func FuzzParseMatchesJSON(f *testing.F) {
 	f.Add(key, val)
 	f.Add([]byte(`{"topic":"t","partition":-0}`), []byte(`{"offset":01,"time_ms":1}`))
 	f.Add([]byte(`{"topic":"t","partition":2147483648}`), []byte(`{"offset":1.5,"time_ms":1e3}`))
+	f.Add([]byte(`{"topic":"t","partition":-2147483648}`), []byte(`{"offset":9223372036854775807,"time_ms":-9223372036854775808}`))
+	f.Add([]byte(`{"topic":"t","partition":-2147483649}`), []byte(`{"offset":9223372036854775808,"time_ms":-9223372036854775809}`))
 	f.Fuzz(func(t *testing.T, key, val []byte) {
 		if k, ok := parseKey(key); ok {
 			var want Key
