@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -174,4 +175,22 @@ func firstDiff(a, b []string) int {
 		}
 	}
 	return min(len(a), len(b))
+}
+
+// TestRemoteTopicSharedByTasks: the tasks of one source topic get one remote
+// topic string (the producer looks every record's topic up in a map, where
+// the same string compares by pointer), and each source topic its own name
+// by the replication policy.
+func TestRemoteTopicSharedByTasks(t *testing.T) {
+	w := &worker{flowEnv: flowEnv{cfg: DefaultFlowConfig("us-east", "eu-west")}}
+	a, b := w.remoteTopic("orders"), w.remoteTopic(strings.Clone("orders"))
+	if a != "us-east.orders" || b != a {
+		t.Fatalf("remote topics %q, %q; want us-east.orders twice", a, b)
+	}
+	if unsafe.StringData(a) != unsafe.StringData(b) {
+		t.Fatal("the two tasks of orders hold two copies of the remote topic name")
+	}
+	if c := w.remoteTopic("payments"); c != "us-east.payments" {
+		t.Fatalf("remote topic of payments %q, want us-east.payments", c)
+	}
 }

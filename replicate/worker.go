@@ -45,6 +45,10 @@ type worker struct {
 	dmu   sync.Mutex
 	tmu   sync.RWMutex
 	tasks map[tp]*task
+	// remotes holds one remote topic name per source topic (tmu), shared
+	// by its tasks: the producer looks a record's topic up on every
+	// produce, and one string compares by pointer.
+	remotes map[string]string
 
 	// Once: the flow's partitions and their end offsets when the run
 	// started; the run is done when the progress of each reached its end.
@@ -114,7 +118,7 @@ func (w *worker) assign(parts map[string][]int32) {
 			if e, ok := w.onceEnds[key]; ok {
 				end = e
 			}
-			t := newTask(key, w.cfg.Policy.FormatRemoteTopic(w.cfg.Source, topic), end)
+			t := newTask(key, w.remoteTopic(topic), end)
 			if w.cfg.ExactlyOnce {
 				t.ack = func(r *kgo.Record, err error) { w.onTxnAck(t, r, err) }
 			} else {
@@ -135,6 +139,20 @@ func (w *worker) assign(parts map[string][]int32) {
 		defer w.starts.Done()
 		w.start(batch)
 	}()
+}
+
+// remoteTopic returns the remote topic of the source topic, the same string
+// for every task of it (w.tmu held for writing).
+func (w *worker) remoteTopic(topic string) string {
+	if r, ok := w.remotes[topic]; ok {
+		return r
+	}
+	r := w.cfg.Policy.FormatRemoteTopic(w.cfg.Source, topic)
+	if w.remotes == nil {
+		w.remotes = map[string]string{}
+	}
+	w.remotes[topic] = r
+	return r
 }
 
 // start chooses each task's resume point and adds its partition to the
