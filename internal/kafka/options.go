@@ -55,7 +55,8 @@ const (
 //	enable.idempotence=false          DisableIdempotentWrite
 //	max.in.flight.requests.per.connection  MaxProduceRequestsInflightPerBroker (only without idempotence)
 //	transactional.id, transaction.timeout.ms  TransactionalID, TransactionTimeout
-//	compression.type, compression.{gzip,lz4,zstd}.level  ProducerBatchCompression
+//	compression.type, compression.{gzip,lz4,zstd}.level  ProducerBatchCompression (snappy, also the
+//	                                  default: WithCompressor(xerialSnappy), the Java producer's framing)
 //	linger.ms                         ProducerLinger
 //	max.request.size                  ProducerBatchMaxBytes (and BrokerMaxWriteBytes 1 GiB above 100 MiB)
 //	buffer.memory                     MaxBufferedBytes
@@ -89,7 +90,9 @@ const (
 // Where Java and kgo defaults differ and the key is unset, kgo's default is
 // kept: compression (kgo snappy, Java none), auto.offset.reset (kgo earliest,
 // Java latest), linger (kgo 10ms, Java 5ms since 4.0). Callers wanting Java's behaviour
-// set the key or pass the kgo option after these ones.
+// set the key or pass the kgo option after these ones (for the codec,
+// kgo.WithCompressor: the snappy compressor set here takes precedence over a
+// later kgo.ProducerBatchCompression).
 //
 // Errors: every invalid property is reported (joined with errors.Join), each
 // as "cluster <alias>: <key>: <problem>". Secrets (passwords, the JAAS text,
@@ -349,9 +352,14 @@ func (b *builder) producer() {
 				}
 			}
 			b.add(kgo.ProducerBatchCompression(codec))
+			if strings.EqualFold(v, "snappy") {
+				b.add(kgo.WithCompressor(xerialSnappy{}))
+			}
 		} else {
 			b.fail(fmt.Errorf("compression.type: %q is not none, gzip, snappy, lz4 or zstd", v))
 		}
+	} else {
+		b.add(kgo.WithCompressor(xerialSnappy{})) // kgo's default codec, snappy, framed as Java frames it
 	}
 	if d, ok := b.millis("linger.ms", 0); ok {
 		b.add(kgo.ProducerLinger(d))
