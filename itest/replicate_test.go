@@ -48,10 +48,17 @@ checkpoints.topic.replication.factor = 1
 	return path
 }
 
+// shapesBase is the timestamp of record 0 in shapes: fixed for the test
+// binary's run, and recent. The brokers delete by time (retention.ms, 7 days
+// by default; some tests set 2 hours): records stamped with a fixed date
+// aged past it with the calendar, and each retention check (every 5
+// minutes) then deleted them under a running test.
+var shapesBase = time.Now().Add(-time.Minute).Truncate(time.Millisecond)
+
 // shapes returns n records per partition with headers (a repeated key, a null
 // value), null keys, tombstones and explicit millisecond timestamps.
 func shapes(topic string, partitions int32, from, to int) []*kgo.Record {
-	base := time.UnixMilli(1_750_000_000_000)
+	base := shapesBase
 	var out []*kgo.Record
 	for p := int32(0); p < partitions; p++ {
 		for i := from; i < to; i++ {
