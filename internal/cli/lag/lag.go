@@ -307,6 +307,20 @@ func partStatus(p lagengine.PartitionLag, breach string) string {
 	return p.State
 }
 
+// groupStatus is a group's status cell: "no checkpoint" for a group the
+// flow has no checkpoint of (an unknown group, or one not checkpointed yet:
+// lag exits 3 for it, see unknownGroups), with BREACH after it when
+// --stale-after breached too; else ok or BREACH.
+func groupStatus(g lagengine.GroupLag, breach string) string {
+	if g.CheckpointAgeMs != nil {
+		return breach
+	}
+	if g.Breach {
+		return "no checkpoint, BREACH"
+	}
+	return "no checkpoint"
+}
+
 func msCell(v *int64) string {
 	if v == nil {
 		return "-"
@@ -359,7 +373,7 @@ func renderTables(w io.Writer, opts *Options, res Result) error {
 		}
 		ft.AddRow(name, msCell(f.HeartbeatAgeMs), status(breachedHB[name]), leader, members)
 		for _, g := range f.Groups {
-			gt.AddRow(name, g.Group, msCell(g.CheckpointAgeMs), output.Count(ios, g.RereadsOnFailover), status(g.Breach))
+			gt.AddRow(name, g.Group, msCell(g.CheckpointAgeMs), output.Count(ios, g.RereadsOnFailover), groupStatus(g, status(g.Breach)))
 		}
 	}
 	sections := []struct {

@@ -581,8 +581,16 @@ func TestStaleAfterJudgesWhatCheckpointsReflect(t *testing.T) {
 	if res.Flows[0].NewestCheckpointAgeMs == nil || *res.Flows[0].NewestCheckpointAgeMs < 3_000_000 {
 		t.Fatalf("newest checkpoint age %v", res.Flows[0].NewestCheckpointAgeMs)
 	}
-	if code, _, stderr := run(t, "lag", "-c", e.config, "--group", "no-such-group"); code != 3 || !strings.Contains(stderr, "group no-such-group has no checkpoint in flow us-east->eu-west") {
+	code, stdout, stderr := run(t, "lag", "-c", e.config, "--group", "no-such-group")
+	if code != 3 || !strings.Contains(stderr, "group no-such-group has no checkpoint in flow us-east->eu-west") {
 		t.Fatalf("unknown group: exit %d %s", code, stderr)
+	}
+	// Its row says so: never "ok" beside an exit of 3.
+	if !strings.Contains(stdout, "\tno-such-group\t-\t0\tno checkpoint\n") {
+		t.Fatalf("unknown group's row:\n%s", stdout)
+	}
+	if _, stdout, _ := run(t, "lag", "-c", e.config, "--group", "no-such-group", "--stale-after", "5m"); !strings.Contains(stdout, "\tno-such-group\t-\t0\tno checkpoint, BREACH\n") {
+		t.Fatalf("unknown group's row with --stale-after:\n%s", stdout)
 	}
 	if code, _, stderr := run(t, "lag", "-c", e.config, "--group", idle); code != 0 {
 		t.Fatalf("known group: exit %d %s", code, stderr)
