@@ -129,6 +129,13 @@ type FlowConfig struct {
 	// workers): how long after a process dies its partitions and, if it
 	// led, the leadership move to the others.
 	SessionTimeout time.Duration
+	// HeartbeatInterval of those memberships (the source consumer's
+	// heartbeat.interval.ms); 0 is a third of SessionTimeout, at most
+	// DefaultMaxHeartbeatInterval. A member hears of a rebalance at its next
+	// heartbeat, and a cooperative rebalance that moves partitions takes two
+	// (revoke, then assign), so a partition moved when a process joins or
+	// leaves waits up to about two intervals. Must be below SessionTimeout.
+	HeartbeatInterval time.Duration
 
 	// StartFromLatest starts partitions that have no stored progress at the
 	// log end instead of the log start (MM2: consumer auto.offset.reset,
@@ -224,6 +231,21 @@ func DefaultFlowConfig(source, target string) FlowConfig {
 	}
 }
 
+// DefaultMaxHeartbeatInterval caps the default heartbeat of the flow's
+// group memberships (FlowConfig.HeartbeatInterval): Kafka's consumers and
+// Connect default to 3 s, which leaves a partition moved by a join or a
+// leave uncopied for up to about 6 s; a heartbeat a second costs each member
+// one small request per group.
+const DefaultMaxHeartbeatInterval = time.Second
+
+// heartbeatInterval is FlowConfig.HeartbeatInterval with its default.
+func (f FlowConfig) heartbeatInterval() time.Duration {
+	if f.HeartbeatInterval > 0 {
+		return f.HeartbeatInterval
+	}
+	return max(min(f.SessionTimeout/3, DefaultMaxHeartbeatInterval), 100*time.Millisecond)
+}
+
 // DefaultGroupID returns the default consumer group of the flow
 // source->target: "mirrorctl-<source>-<target>".
 func DefaultGroupID(source, target string) string { return "mirrorctl-" + source + "-" + target }
@@ -251,6 +273,10 @@ func (f FlowConfig) Validate() error {
 	}
 	if (f.Enabled || f.EmitHeartbeats) && f.SessionTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("flow %s: session.timeout.ms must be positive", f.Name()))
+	}
+	if f.HeartbeatInterval < 0 || (f.HeartbeatInterval > 0 && f.HeartbeatInterval >= f.SessionTimeout) {
+		errs = append(errs, fmt.Errorf("flow %s: the source consumer's heartbeat.interval.ms must be a positive number of ms below its session.timeout.ms (%d)",
+			f.Name(), f.SessionTimeout.Milliseconds()))
 	}
 	if f.TasksMax < 0 {
 		errs = append(errs, fmt.Errorf("flow %s: tasks.max %d: must not be negative", f.Name(), f.TasksMax))

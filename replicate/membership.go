@@ -347,7 +347,7 @@ func (fr *flowRunner) groupMembers(ctx context.Context) ([]string, error) {
 }
 
 // groupOpts are the session settings of this process's group memberships:
-// a heartbeat every third of the session timeout, as Connect's defaults.
+// the session timeout and heartbeat of FlowConfig.
 // The group clients (membership only, no data) carry the process's name in
 // their client id, so the coordinator's view (lag, kafka-consumer-groups)
 // names the same process alike in both groups.
@@ -355,7 +355,7 @@ func (fr *flowRunner) groupOpts() []kgo.Opt {
 	fr.mu.Lock()
 	self := fr.self
 	fr.mu.Unlock()
-	return []kgo.Opt{kgo.SessionTimeout(fr.cfg.SessionTimeout), kgo.HeartbeatInterval(max(fr.cfg.SessionTimeout/3, 100*time.Millisecond)),
+	return []kgo.Opt{kgo.SessionTimeout(fr.cfg.SessionTimeout), kgo.HeartbeatInterval(fr.cfg.heartbeatInterval()),
 		kgo.ClientID(self.MemberName())}
 }
 

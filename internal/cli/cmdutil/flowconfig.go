@@ -76,6 +76,14 @@ func FlowConfig(cfg *config.Config, f *config.Flow) replicate.FlowConfig {
 		if ms, err := strconv.Atoi(cl.ClientProps(config.RoleConsumer)["session.timeout.ms"]); err == nil && ms > 0 {
 			fc.SessionTimeout = time.Duration(ms) * time.Millisecond
 		}
+		if v, ok := cl.ClientProps(config.RoleConsumer)["heartbeat.interval.ms"]; ok {
+			// Not a number reaches Validate as -1 ms: refused there, by key.
+			ms, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil || ms <= 0 {
+				ms = -1
+			}
+			fc.HeartbeatInterval = time.Duration(ms) * time.Millisecond
+		}
 		reset := cl.ClientProps(config.RoleConsumer)["auto.offset.reset"]
 		fc.StartFromLatest = strings.EqualFold(reset, "latest")
 		fc.StopOnGap = strings.EqualFold(reset, "none")

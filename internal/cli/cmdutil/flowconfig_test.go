@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mirrorctl/mirrorctl/internal/config"
 	"github.com/mirrorctl/mirrorctl/replicate"
@@ -68,6 +69,7 @@ func TestFlowConfigActsOnKeys(t *testing.T) {
 		"a.consumer.isolation.level = read_uncommitted",
 		"b.exactly.once.source.support = enabled",
 		"a->b.mirrorctl.transaction.interval.ms = 500",
+		"a.consumer.heartbeat.interval.ms = 500",
 		"consumer.isolation.level = READ_UNCOMMITTED",
 	}
 	for _, line := range actedOn {
@@ -117,6 +119,37 @@ func TestSourceIsolationLevel(t *testing.T) {
 	} {
 		if got := flowConfigOf(t, c.extra).ReadUncommitted; got != c.want {
 			t.Errorf("%q: ReadUncommitted %v, want %v", c.extra, got, c.want)
+		}
+	}
+}
+
+// TestGroupHeartbeat: the flow's memberships take the source consumer's
+// heartbeat.interval.ms; a value that is not a positive number reaches
+// Validate as an error, not as the default.
+func TestGroupHeartbeat(t *testing.T) {
+	for _, c := range []struct {
+		extra string
+		want  time.Duration
+		valid bool
+	}{
+		{"", 0, true},
+		{"a.consumer.heartbeat.interval.ms = 500\n", 500 * time.Millisecond, true},
+		{"b.consumer.heartbeat.interval.ms = 500\n", 0, true},
+		{"a.consumer.heartbeat.interval.ms = abc\n", -time.Millisecond, false},
+		{"a.consumer.heartbeat.interval.ms = 0\n", -time.Millisecond, false},
+		{"a.consumer.heartbeat.interval.ms = 10000\n", 10 * time.Second, false},
+		{"a.consumer.heartbeat.interval.ms = 10000\na.consumer.session.timeout.ms = 30000\n", 10 * time.Second, true},
+	} {
+		fc := flowConfigOf(t, c.extra)
+		if fc.HeartbeatInterval != c.want {
+			t.Errorf("%q: HeartbeatInterval %v, want %v", c.extra, fc.HeartbeatInterval, c.want)
+		}
+		err := fc.Validate()
+		if (err == nil) != c.valid {
+			t.Errorf("%q: Validate() = %v, want valid %v", c.extra, err, c.valid)
+		}
+		if err != nil && !strings.Contains(err.Error(), "heartbeat.interval.ms") {
+			t.Errorf("%q: %v does not name heartbeat.interval.ms", c.extra, err)
 		}
 	}
 }
