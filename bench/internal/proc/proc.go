@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -21,6 +22,10 @@ type Usage struct {
 	Wall       time.Duration // from Start to the end of Wait
 	CPU        time.Duration // user + system (wait4 on unix)
 	PeakRSSKiB int64         // the highest VmHWM seen, in KiB
+	// MinorFaults is ru_minflt from wait4: pages the kernel mapped without
+	// I/O, most of them fresh memory it had to zero (a process growing its
+	// heap and buffers pays one per 4 KiB page).
+	MinorFaults int64
 }
 
 // Run starts cmd, waits for it and returns its usage. A failed command's
@@ -42,7 +47,11 @@ func Run(cmd *exec.Cmd) (Usage, error) {
 		return Usage{}, fmt.Errorf("%v: %s", err, stderr.String())
 	}
 	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-	return Usage{Wall: wall, CPU: cpu, PeakRSSKiB: peak}, nil
+	var faults int64
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		faults = int64(ru.Minflt)
+	}
+	return Usage{Wall: wall, CPU: cpu, PeakRSSKiB: peak, MinorFaults: faults}, nil
 }
 
 // PollPeakRSS polls pid's VmHWM every 2ms until the returned func is called;
