@@ -27,6 +27,13 @@
 //     too. CPU (utime+stime from /proc/<pid>/stat) and VmHWM are read before
 //     it is stopped.
 //
+// Scale-out rows (mirrorctl with 1, 2 and 3 processes, remote topic
+// existing) then run again on twice each data set's records (-scale-double):
+// the difference of the CPU at 2N and at N, over N, is the copy's own cost
+// per record, without what each process pays once (start, group join, its
+// buffers and heap growing to their working size; minor page faults, from
+// wait4, are reported beside it).
+//
 // Latency phase: each contender runs continuously (mirrorctl without --once)
 // while this program produces the mixed data set at a fixed rate, half the
 // bare pipe's median records/s on that data set, for -latency seconds, and
