@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -47,11 +46,7 @@ func Run(cmd *exec.Cmd) (Usage, error) {
 		return Usage{}, fmt.Errorf("%v: %s", err, stderr.String())
 	}
 	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-	var faults int64
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		faults = int64(ru.Minflt)
-	}
-	return Usage{Wall: wall, CPU: cpu, PeakRSSKiB: peak, MinorFaults: faults}, nil
+	return Usage{Wall: wall, CPU: cpu, PeakRSSKiB: peak, MinorFaults: minorFaults(cmd.ProcessState)}, nil
 }
 
 // PollPeakRSS polls pid's VmHWM every 2ms until the returned func is called;
