@@ -381,7 +381,8 @@ func (fr *flowRunner) setUp(ctx context.Context) (topics []string, _ func(), err
 	}
 	// Then the internal topics the flow writes, beside the offsets the
 	// resume points are chosen from, and the offset syncs when they can
-	// change a resume point (needSyncs): the topic is read whole.
+	// change a resume point (needSyncs): the topic is read back from its
+	// end until those partitions have one (readSyncs).
 	var onceEnds kadm.ListedOffsets
 	steps = []func(context.Context) error{
 		func(ctx context.Context) error {
@@ -397,10 +398,10 @@ func (fr *flowRunner) setUp(ctx context.Context) (topics []string, _ func(), err
 			if err := snap.listOffsets(ctx, cfg, fr.clients, w.src, plan); err != nil {
 				return fmt.Errorf("flow %s: %w", cfg.Name(), err)
 			}
-			if !snap.needSyncs(cfg, plan) {
-				return nil
+			if want := snap.needSyncs(cfg, plan); len(want) > 0 {
+				return w.takeover.readSyncs(ctx, cfg, fr.clients, want)
 			}
-			return w.takeover.readSyncs(ctx, cfg, fr.clients)
+			return nil
 		},
 	}
 	if cfg.EmitOffsetSyncs {

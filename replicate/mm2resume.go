@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -234,19 +236,23 @@ func recopyEstimate(resume int64, from string, sync *mm2.OffsetSync, remoteEnd i
 type takeover struct {
 	offsets *connectoffsets.Store
 
-	mu        sync.Mutex
-	syncs     map[tp]mm2.OffsetSync
-	syncsRead bool // the offset-syncs topic was read (a flow reads it only when a remote partition holds records)
+	mu    sync.Mutex
+	syncs map[tp]mm2.OffsetSync // the newest sync per source partition in the part read
+	// The part of partition 0 of the offset-syncs topic read so far:
+	// scanFrom up to scanTo, its read_committed end at the first read; it
+	// grows backwards only (readSyncs). scanFrom <= logStart: read whole.
+	scanned                    bool
+	scanFrom, scanTo, logStart int64
 }
 
 // loadTakeover reads MM2's Connect offsets topic on the target (every
 // partition, read_committed, up to its end at the call) and the flow's
-// offset-syncs topic. Missing topics read as nothing. Records that are not
-// source offsets are counted and skipped, with a warning.
+// offset-syncs topic, whole. Missing topics read as nothing. Records that
+// are not source offsets are counted and skipped, with a warning.
 func loadTakeover(ctx context.Context, cfg FlowConfig, clients Clients) (*takeover, error) {
 	tk := newTakeover(cfg)
 	if err := concurrently(ctx, func(ctx context.Context) error { return tk.readOffsets(ctx, cfg, clients) },
-		func(ctx context.Context) error { return tk.readSyncs(ctx, cfg, clients) }); err != nil {
+		func(ctx context.Context) error { return tk.readSyncs(ctx, cfg, clients, nil) }); err != nil {
 		return nil, err
 	}
 	return tk, nil
@@ -269,29 +275,78 @@ func (tk *takeover) readOffsets(ctx context.Context, cfg FlowConfig, clients Cli
 	return nil
 }
 
-// readSyncs reads the newest offset sync per source partition from the
-// flow's offset-syncs topic into tk (see loadTakeover), once: a later call
-// reads nothing.
-func (tk *takeover) readSyncs(ctx context.Context, cfg FlowConfig, clients Clients) error {
+// syncScanChunk is the first part of the offset-syncs topic readSyncs reads,
+// in records; each further part is twice the one before.
+var syncScanChunk int64 = 8192
+
+// readSyncs makes the newest offset sync of every source partition in want
+// known to tk (nil want: of every partition, reading the topic whole). MM2
+// reads partition 0 of the flow's offset-syncs topic only, and so does
+// this. The topic is read backwards from its read_committed end at the
+// first call, in parts that double from syncScanChunk records, until every
+// partition of want has a sync or the log start is reached: the newest
+// syncs stand at the end, and the topic (compacted, with MM2's 1 GiB
+// segments rarely rolled) can hold millions of older ones, which a member
+// given partitions by a rebalance would otherwise read whole. What was read
+// is kept: a later call reads only further back, and never what was
+// written after the first (mirrorctl's own syncs then, which its progress
+// covers: while mirrorctl runs, MM2 does not, see refuseBesideMM2).
+func (tk *takeover) readSyncs(ctx context.Context, cfg FlowConfig, clients Clients, want []tp) error {
 	if tk == nil {
 		return nil
 	}
 	tk.mu.Lock()
 	defer tk.mu.Unlock()
-	if tk.syncsRead {
+	missing := map[tp]bool{}
+	for _, k := range want {
+		if _, ok := tk.syncs[k]; !ok {
+			missing[k] = true
+		}
+	}
+	if (want != nil && len(missing) == 0) || (tk.scanned && tk.scanFrom <= tk.logStart) {
 		return nil
 	}
 	alias, topic := cfg.offsetSyncsCluster()
-	syncs := map[tp]mm2.OffsetSync{}
-	if err := readWholeTopic(ctx, clients, alias, topic, func(r *kgo.Record) {
-		s, err := mm2.DecodeOffsetSync(r.Key, r.Value)
-		if err == nil && r.Partition == 0 { // MM2 reads partition 0 only
-			syncs[tp{s.Topic, s.Partition}] = s // log order: the newest wins
-		}
-	}); err != nil {
+	cl, err := rangeClient(clients, alias)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	wrap := func(err error) error {
 		return fmt.Errorf("flow %s: read where MirrorMaker 2 stopped: %w", cfg.Name(), err)
 	}
-	tk.syncs, tk.syncsRead = syncs, true
+	if !tk.scanned {
+		starts, ends, err := logBounds(ctx, kadm.NewClient(cl), alias, topic)
+		if err != nil {
+			return wrap(err)
+		}
+		var start, end int64
+		if e, ok := ends.Lookup(topic, 0); ok && e.Err == nil {
+			end = e.Offset
+		}
+		if s, ok := starts.Lookup(topic, 0); ok && s.Err == nil {
+			start = s.Offset
+		}
+		tk.scanFrom, tk.scanTo, tk.logStart, tk.scanned = end, end, start, true
+	}
+	for chunk := syncScanChunk; (want == nil || len(missing) > 0) && tk.scanFrom > tk.logStart; chunk *= 2 {
+		lo := max(tk.logStart, tk.scanFrom-chunk)
+		older := map[tp]mm2.OffsetSync{}
+		if err := readRanges(ctx, cl, alias, topic, map[int32][2]int64{0: {lo, tk.scanFrom}}, func(r *kgo.Record) {
+			if s, err := mm2.DecodeOffsetSync(r.Key, r.Value); err == nil {
+				older[tp{s.Topic, s.Partition}] = s // log order: the newest wins
+			}
+		}); err != nil {
+			return wrap(err)
+		}
+		for k, s := range older {
+			if _, ok := tk.syncs[k]; !ok { // a sync read before is newer
+				tk.syncs[k] = s
+			}
+			delete(missing, k)
+		}
+		tk.scanFrom = lo
+	}
 	return nil
 }
 
@@ -319,13 +374,39 @@ func (tk *takeover) input(src tp) (mm2Off int64, sync *mm2.OffsetSync) {
 // topic that does not exist yet must not leave "missing" in the metadata
 // cache of the engine's shared admin clients.
 func readWholeTopic(ctx context.Context, clients Clients, alias, topic string, fn func(*kgo.Record)) error {
-	cl, err := clients.Client(alias, RoleConsumer, kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords())
+	cl, err := rangeClient(clients, alias)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	adm := kadm.NewClient(cl)
-	var ends, starts kadm.ListedOffsets
+	starts, ends, err := logBounds(ctx, kadm.NewClient(cl), alias, topic)
+	if err != nil {
+		return err
+	}
+	ranges := map[int32][2]int64{}
+	ends.Each(func(o kadm.ListedOffset) {
+		s, ok := starts.Lookup(topic, o.Partition)
+		if o.Err == nil && o.Offset > 0 && (!ok || s.Err != nil || s.Offset < o.Offset) {
+			ranges[o.Partition] = [2]int64{-2, o.Offset} // -2: the log start
+		}
+	})
+	return readRanges(ctx, cl, alias, topic, ranges, fn)
+}
+
+// rangeClient is the client readWholeTopic and readSyncs read through:
+// read_committed, keeping control records (readRanges uses them to tell
+// where a range ends), and an offset no longer in the log resets to the log
+// start whatever the cluster's auto.offset.reset says.
+func rangeClient(clients Clients, alias string) (*kgo.Client, error) {
+	return clients.Client(alias, RoleConsumer, kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords(),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+}
+
+// logBounds lists topic's start offsets and read_committed ends (last stable
+// offsets) on alias, retrying transient errors. A missing topic, or a
+// partition of it, lists UnknownTopicOrPartition; any other error of a
+// partition's end is returned.
+func logBounds(ctx context.Context, adm *kadm.Client, alias, topic string) (starts, ends kadm.ListedOffsets, err error) {
 	if err := retryTransient(ctx, func() error {
 		if err := concurrently(ctx, func(ctx context.Context) (err error) {
 			if ends, err = adm.ListCommittedOffsets(ctx, topic); err != nil {
@@ -348,28 +429,36 @@ func readWholeTopic(ctx context.Context, clients Clients, alias, topic string, f
 		})
 		return perr
 	}); err != nil {
-		return err
+		return nil, nil, err
+	}
+	var ferr error
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Err != nil && !errors.Is(o.Err, kerr.UnknownTopicOrPartition) {
+			ferr = fmt.Errorf("end offset of %s[%d] on %s: %w", topic, o.Partition, alias, o.Err)
+		}
+	})
+	return starts, ends, ferr
+}
+
+// readRanges reads topic on alias through cl, a client of rangeClient's:
+// for each partition of ranges, the records from offset [0] (-2: the log
+// start; past the log start: from there) up to [1], exclusive, calling fn for each
+// data record in offset order per partition. A partition's range ends at
+// the first record at or past [1]-1 (a compacted log may lack the record
+// just before [1], never every record after it).
+func readRanges(ctx context.Context, cl *kgo.Client, alias, topic string, ranges map[int32][2]int64, fn func(*kgo.Record)) error {
+	if len(ranges) == 0 {
+		return nil
 	}
 	want := map[int32]int64{}
 	consume := map[int32]kgo.Offset{}
-	var ferr error
-	ends.Each(func(o kadm.ListedOffset) {
-		switch {
-		case errors.Is(o.Err, kerr.UnknownTopicOrPartition):
-		case o.Err != nil:
-			ferr = fmt.Errorf("end offset of %s[%d] on %s: %w", topic, o.Partition, alias, o.Err)
-		default:
-			s, ok := starts.Lookup(topic, o.Partition)
-			if o.Offset > 0 && (!ok || s.Err != nil || s.Offset < o.Offset) {
-				want[o.Partition] = o.Offset
-				consume[o.Partition] = kgo.NewOffset().AtStart()
-			}
-		}
-	})
-	if ferr != nil || len(want) == 0 {
-		return ferr
+	for p, r := range ranges {
+		want[p] = r[1]
+		consume[p] = kgo.NewOffset().At(r[0])
 	}
 	cl.AddConsumePartitions(map[string]map[int32]kgo.Offset{topic: consume})
+	defer cl.RemoveConsumePartitions(map[string][]int32{topic: slices.Collect(maps.Keys(ranges))})
+	var ferr error
 	for len(want) > 0 {
 		fs := cl.PollFetches(ctx)
 		if err := ctx.Err(); err != nil {
@@ -381,10 +470,10 @@ func readWholeTopic(ctx context.Context, clients Clients, alias, topic string, f
 		}
 		fs.EachRecord(func(r *kgo.Record) {
 			end, ok := want[r.Partition]
-			if !ok || r.Offset >= end {
+			if !ok {
 				return
 			}
-			if !r.Attrs.IsControl() {
+			if r.Offset < end && !r.Attrs.IsControl() {
 				fn(r)
 			}
 			if r.Offset+1 >= end {
@@ -427,7 +516,7 @@ func PlanResume(ctx context.Context, cfg FlowConfig, clients Clients, plan *Plan
 		},
 		func(ctx context.Context) error { return snap.listOffsets(ctx, cfg, clients, src, plan) },
 		func(ctx context.Context) error { return tk.readOffsets(ctx, cfg, clients) },
-		func(ctx context.Context) error { return tk.readSyncs(ctx, cfg, clients) },
+		func(ctx context.Context) error { return tk.readSyncs(ctx, cfg, clients, nil) },
 	); err != nil {
 		return nil, err
 	}
@@ -504,9 +593,10 @@ func (snap *resumeSnapshot) listOffsets(ctx context.Context, cfg FlowConfig, cli
 	return concurrently(ctx, steps...)
 }
 
-// needSyncs reports whether an offset sync could change where a partition
-// of the plan resumes (syncMatters), so the offset-syncs topic must be read.
-func (snap *resumeSnapshot) needSyncs(cfg FlowConfig, plan *Plan) bool {
+// needSyncs returns the partitions of the plan whose resume point an offset
+// sync could change (syncMatters): those readSyncs must find.
+func (snap *resumeSnapshot) needSyncs(cfg FlowConfig, plan *Plan) []tp {
+	var want []tp
 	for _, t := range plan.Replicated() {
 		if t.Action == ActionCreate {
 			continue
@@ -515,11 +605,11 @@ func (snap *resumeSnapshot) needSyncs(cfg FlowConfig, plan *Plan) bool {
 			_, hasProgress := snap.progress[tp{t.Topic, p}]
 			e, ok := snap.rends.Lookup(t.RemoteTopic, p)
 			if syncMatters(cfg, t.Topic, hasProgress, e, ok) {
-				return true
+				want = append(want, tp{t.Topic, p})
 			}
 		}
 	}
-	return false
+	return want
 }
 
 // syncMatters reports whether an offset sync could change where a partition

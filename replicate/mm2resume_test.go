@@ -281,9 +281,9 @@ func endOffset(t *testing.T, p *clusterPair, alias, topic string, partition int3
 	return e.Offset
 }
 
-// The offset-syncs topic is read whole at start, so only when a sync could
-// change a resume point: the remote partition may hold records, and it is
-// not a heartbeats partition that has progress.
+// The offset-syncs topic is read (back from its end, readSyncs) only for the
+// partitions where a sync could change a resume point: the remote partition
+// may hold records, and it is not a heartbeats partition that has progress.
 func TestSyncMatters(t *testing.T) {
 	cfg := FlowConfig{Source: "us-east", Target: "eu-west", Policy: policy.NewDefault(".", false)}
 	holds := kadm.ListedOffset{Offset: 7}
@@ -307,5 +307,86 @@ func TestSyncMatters(t *testing.T) {
 		if got := syncMatters(cfg, c.topic, c.hasProgress, c.end, c.listed); got != c.want {
 			t.Errorf("%s: syncMatters = %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// readSyncs reads the offset-syncs topic back from its end only as far as the
+// partitions asked for need, keeps the newest sync of each, and never lets an
+// older sync found further back replace it; nil asks for every partition.
+func TestReadSyncsReadsBackOnlyAsFarAsNeeded(t *testing.T) {
+	defer func(n int64) { syncScanChunk = n }(syncScanChunk)
+	syncScanChunk = 4
+	p := newClusterPair(t)
+	cfg := testFlow("us-east", "eu-west")
+	syncTopic := "mm2-offset-syncs.eu-west.internal"
+	p.CreateTopic(t, "us-east", syncTopic, 1, nil)
+	// Offset 0: the only sync of "cold"[0]; 1: not a sync; 2..99: "hot"[0..3]
+	// in turn, offsets growing.
+	sync := func(s mm2.OffsetSync) *kgo.Record {
+		k, _ := s.MarshalKey()
+		v, _ := s.MarshalValue()
+		return &kgo.Record{Topic: syncTopic, Partition: 0, Key: k, Value: v}
+	}
+	recs := []*kgo.Record{sync(mm2.OffsetSync{Topic: "cold", Partition: 0, UpstreamOffset: 5, DownstreamOffset: 3}),
+		{Topic: syncTopic, Partition: 0, Key: []byte("garbage"), Value: []byte{1}}}
+	newest := map[tp]mm2.OffsetSync{{"cold", 0}: {Topic: "cold", Partition: 0, UpstreamOffset: 5, DownstreamOffset: 3}}
+	for i := int64(2); i < 100; i++ {
+		s := mm2.OffsetSync{Topic: "hot", Partition: int32(i % 4), UpstreamOffset: 10 * i, DownstreamOffset: 10*i - 1}
+		recs = append(recs, sync(s))
+		newest[tp{s.Topic, s.Partition}] = s
+	}
+	p.Produce(t, "us-east", recs...)
+	ctx := testkit.Context(t)
+
+	tk := newTakeover(cfg)
+	if err := tk.readSyncs(ctx, cfg, p.Clients, []tp{{"hot", 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if tk.scanTo != 100 || tk.scanFrom != 96 {
+		t.Errorf("one hot partition: read [%d, %d), want [96, 100): the last %d records hold its newest sync", tk.scanFrom, tk.scanTo, syncScanChunk)
+	}
+	if _, s := tk.input(tp{"hot", 1}); s == nil || *s != newest[tp{"hot", 1}] {
+		t.Errorf("hot[1]: sync %+v, want %+v", s, newest[tp{"hot", 1}])
+	}
+	// The cold partition's sync is at offset 0: parts of 4, 8, 16, 32 and
+	// the remaining 36 records back to the log start.
+	if err := tk.readSyncs(ctx, cfg, p.Clients, []tp{{"cold", 0}, {"hot", 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if tk.scanFrom != 0 {
+		t.Errorf("cold partition: read back to %d, want 0", tk.scanFrom)
+	}
+	for k, want := range newest {
+		if _, s := tk.input(k); s == nil || *s != want {
+			t.Errorf("%v: sync %+v, want %+v (the newest)", k, s, want)
+		}
+	}
+	// Read whole already: a partition with no sync reads nothing more.
+	if err := tk.readSyncs(ctx, cfg, p.Clients, []tp{{"none", 0}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, s := tk.input(tp{"none", 0}); s != nil {
+		t.Errorf("none[0]: sync %+v, want none", s)
+	}
+
+	// nil: every partition, the whole topic, in parts across its records.
+	whole := newTakeover(cfg)
+	if err := whole.readSyncs(ctx, cfg, p.Clients, nil); err != nil {
+		t.Fatal(err)
+	}
+	if whole.scanFrom != 0 || len(whole.syncs) != len(newest) {
+		t.Errorf("nil: read from %d, %d syncs; want from 0, %d", whole.scanFrom, len(whole.syncs), len(newest))
+	}
+	for k, want := range newest {
+		if got := whole.syncs[k]; got != want {
+			t.Errorf("nil, %v: sync %+v, want %+v", k, got, want)
+		}
+	}
+
+	// A flow whose offset-syncs topic does not exist reads nothing.
+	other := testFlow("eu-west", "us-east")
+	none := newTakeover(other)
+	if err := none.readSyncs(ctx, other, p.Clients, []tp{{"hot", 0}}); err != nil || len(none.syncs) != 0 {
+		t.Errorf("missing topic: %d syncs, err %v; want none, nil", len(none.syncs), err)
 	}
 }

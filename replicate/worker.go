@@ -305,19 +305,21 @@ func (w *worker) startBatch(ctx context.Context, batch []*task) error {
 	// below), so they are listed for every batch, after the progress read:
 	// a copy the progress covers is on the target by then. Where a remote
 	// partition holds records, an offset sync may tell where its copy
-	// stopped (syncMatters; the syncs are read once, mm2resume.go).
+	// stopped (syncMatters; readSyncs reads back from the end of the
+	// offset-syncs topic only as far as these partitions need).
 	rends, err := w.tgt.ListEndOffsets(ctx, remotes...)
 	if err != nil {
 		return fmt.Errorf("list end offsets on %s: %w", w.cfg.Target, err)
 	}
-	syncs := false
+	var syncs []tp
 	for _, t := range batch {
 		_, hasProgress := w.progress.get(t.src)
-		e, ok := rends.Lookup(t.remote, t.src.partition)
-		syncs = syncs || syncMatters(w.cfg, t.src.topic, hasProgress, e, ok)
+		if e, ok := rends.Lookup(t.remote, t.src.partition); syncMatters(w.cfg, t.src.topic, hasProgress, e, ok) {
+			syncs = append(syncs, t.src)
+		}
 	}
-	if syncs {
-		if err := w.takeover.readSyncs(ctx, w.cfg, w.clients); err != nil {
+	if len(syncs) > 0 {
+		if err := w.takeover.readSyncs(ctx, w.cfg, w.clients, syncs); err != nil {
 			return err
 		}
 	}
