@@ -32,7 +32,10 @@
 // the difference of the CPU at 2N and at N, over N, is the copy's own cost
 // per record, without what each process pays once (start, group join, its
 // buffers and heap growing to their working size; minor page faults, from
-// wait4, are reported beside it).
+// wait4, are reported beside it). Every scale-out run is also measured in
+// its steady window: the CPU of all its processes (/proc/<pid>/stat) while
+// the target went from -steady-from to -steady-to of the records, over the
+// records copied meanwhile (sampleWindow), split into user and system time.
 //
 // Latency phase: each contender runs continuously (mirrorctl without --once)
 // while this program produces the mixed data set at a fixed rate, half the
@@ -107,6 +110,28 @@ type result struct {
 	rssMB    float64 // peak RSS (VmHWM), MiB; with several processes the largest
 	faults   int64   // minor page faults, summed over the processes (0 for MM2)
 	procs    int     // processes measured together; 0 is one
+	// steadyCPU is the CPU seconds (all processes) spent while the target's
+	// records went from -steady-from to -steady-to of the data set, and
+	// steadyRecords what it gained meanwhile: scale-out rows only, 0 where
+	// not measured (see sampleWindow).
+	steadyCPU     float64
+	steadyUser    float64 // of steadyCPU, in user mode
+	steadyRecords int64
+	settledAt     float64 // the fraction of the records on the target when the flow's group had settled (sampleWindow); -1 not by the window's end
+}
+
+// steadyNote is the run's steady window for its stderr line: empty where it
+// was not measured.
+func (r result) steadyNote() string {
+	if r.steadyRecords <= 0 {
+		return ""
+	}
+	settled := "not by the window's end"
+	if r.settledAt >= 0 {
+		settled = fmt.Sprintf("at %.0f%%", 100*r.settledAt)
+	}
+	return fmt.Sprintf(" steady %.2fs cpu (%.2fs user) over %d records (%.2f us/record), group settled %s", r.steadyCPU, r.steadyUser,
+		r.steadyRecords, 1e6*r.steadyCPU/float64(r.steadyRecords), settled)
 }
 
 type env struct {
@@ -136,6 +161,16 @@ func main() {
 	runs := flag.Int("runs", 3, "runs per contender and data set, alternating; the median is reported")
 	flag.BoolVar(&scaleDouble, "scale-double", true, "also run the 1-3 process rows (remote topic existing) on twice each data set's records, "+
 		"to report the copy's own CPU per record: (CPU at 2N - CPU at N) / N, in which what a process pays once cancels out (see scaleTable)")
+	flag.Func("props", "a line to add to every mirrorctl contender's mm2.properties, e.g. 'us-east.consumer.fetch.max.bytes = 8388608' "+
+		"(repeatable; for trials: the report names them)", func(v string) error {
+		if !strings.Contains(v, "=") {
+			return fmt.Errorf("%q: want key = value", v)
+		}
+		extraProps = append(extraProps, v)
+		return nil
+	})
+	flag.Float64Var(&steadyFrom, "steady-from", 0.25, "the scale-out rows' steady window starts when the target holds this fraction of the records (see sampleWindow)")
+	flag.Float64Var(&steadyTo, "steady-to", 0.85, "and ends when it holds this fraction")
 	flag.IntVar(&warmups, "warmup", 1, "unmeasured runs per contender on the first data set before the measured ones (the brokers' first copy is slow)")
 	latency := flag.Duration("latency", 60*time.Second, "how long to produce at the fixed rate in the latency phase (0 skips it)")
 	latRuns := flag.Int("latency-runs", 3, "latency runs per contender, alternating; the median is reported")
@@ -151,6 +186,10 @@ func main() {
 	flag.StringVar(&wrap, "wrap", "", "prefix for the mirrorctl and pipe commands of the throughput phase, %s = a name for the run, "+
 		"e.g. 'perf record -F 999 -g -o /tmp/perf-%s.data --' (profiling, not measuring)")
 	flag.Parse()
+	if !(steadyFrom >= 0 && steadyFrom < steadyTo && steadyTo <= 1) {
+		fmt.Fprintf(os.Stderr, "bench: -steady-from %v and -steady-to %v: want 0 <= from < to <= 1\n", steadyFrom, steadyTo)
+		os.Exit(2)
+	}
 	e := env{
 		src: os.Getenv("MIRRORCTL_KAFKA_US_EAST"), dst: os.Getenv("MIRRORCTL_KAFKA_EU_WEST"),
 		script: os.Getenv("MIRRORCTL_KAFKA_SCRIPT"), state: os.Getenv("MIRRORCTL_KAFKA_STATE"),
@@ -186,13 +225,35 @@ var contenders = []contender{
 type latResult struct {
 	sent, got      int
 	p50, p99, pmax time.Duration
+	// cpu is the CPU seconds of the contender's processes from the start
+	// of the load to the last copy read (or the tail's end); -1 where it
+	// could not be read.
+	cpu float64
+}
+
+// cpuPerRecord returns the median over l of the CPU per record sent, in
+// microseconds, NaN where no run read its CPU.
+func cpuPerRecord(l []latResult) float64 {
+	var ok []latResult
+	for _, r := range l {
+		if r.cpu >= 0 && r.sent > 0 {
+			ok = append(ok, r)
+		}
+	}
+	if len(ok) == 0 {
+		return math.NaN()
+	}
+	return median(ok, func(r latResult) float64 { return 1e6 * r.cpu / float64(r.sent) })
 }
 
 // inLatency reports whether c runs in the latency phase: every contender but
 // mirrorctl's tuned variant, whose lz4 costs CPU this box does not have
-// (see the throughput phase), to keep the phase within ~15 minutes.
+// (see the throughput phase). The scale-out rows run in it too: there each
+// of 1, 2 and 3 processes copies the same fixed load with the flow's group
+// settled, which gives the CPU per record with that many members without
+// the rebalances a --once run of a few seconds is mostly made of.
 func inLatency(c contender) bool {
-	return !(c.kind == "mirrorctl" && (c.tuned || c.precreated || c.procs > 1))
+	return !(c.kind == "mirrorctl" && c.tuned)
 }
 
 func run(e env, sets []dataset, runs int, latency time.Duration, latRuns int, latRate float64, out, only string) error {
@@ -260,8 +321,8 @@ func run(e env, sets []dataset, runs int, latency time.Duration, latRuns int, la
 				if c.kind == "mm2" {
 					extra = fmt.Sprintf(" (first->last %.2fs)", res.copySecs)
 				}
-				fmt.Fprintf(os.Stderr, "[%4.0fs] %-24s %-6s run %d: %.2fs%s cpu %.2fs rss %.0f MiB faults %d\n",
-					time.Since(started).Seconds(), c.name, sets[i].name, r+1, res.seconds, extra, res.cpu, res.rssMB, res.faults)
+				fmt.Fprintf(os.Stderr, "[%4.0fs] %-24s %-6s run %d: %.2fs%s cpu %.2fs rss %.0f MiB faults %d%s\n",
+					time.Since(started).Seconds(), c.name, sets[i].name, r+1, res.seconds, extra, res.cpu, res.rssMB, res.faults, res.steadyNote())
 			}
 		}
 	}
@@ -284,8 +345,8 @@ func run(e env, sets []dataset, runs int, latency time.Duration, latRuns int, la
 						results[k] = map[string][]result{}
 					}
 					results[k][sets[i].name] = append(results[k][sets[i].name], res)
-					fmt.Fprintf(os.Stderr, "[%4.0fs] %-24s %-6s x2 records run %d: %.2fs cpu %.2fs rss %.0f MiB faults %d\n",
-						time.Since(started).Seconds(), c.name, sets[i].name, r+1, res.seconds, res.cpu, res.rssMB, res.faults)
+					fmt.Fprintf(os.Stderr, "[%4.0fs] %-24s %-6s x2 records run %d: %.2fs cpu %.2fs rss %.0f MiB faults %d%s\n",
+						time.Since(started).Seconds(), c.name, sets[i].name, r+1, res.seconds, res.cpu, res.rssMB, res.faults, res.steadyNote())
 				}
 			}
 		}
@@ -311,17 +372,17 @@ func run(e env, sets []dataset, runs int, latency time.Duration, latRuns int, la
 				if !inLatency(c) {
 					continue
 				}
-				l, sent, err := latencyRun(ctx, e, c, mix, rate, latency)
+				l, sent, cpu, err := latencyRun(ctx, e, c, mix, rate, latency)
 				if err != nil { // reported, not fatal: the other contenders still run
 					fmt.Fprintf(os.Stderr, "latency of %s run %d: %v\n", c.name, r+1, err)
 					if l == nil {
 						continue
 					}
 				}
-				lr := latResult{sent: sent, got: len(l), p50: pct(l, 50), p99: pct(l, 99), pmax: pct(l, 100)}
+				lr := latResult{sent: sent, got: len(l), p50: pct(l, 50), p99: pct(l, 99), pmax: pct(l, 100), cpu: cpu}
 				lat[c.name] = append(lat[c.name], lr)
-				fmt.Fprintf(os.Stderr, "[%4.0fs] %-24s latency run %d: %d of %d records, p50 %s p99 %s\n", time.Since(started).Seconds(),
-					c.name, r+1, lr.got, lr.sent, lr.p50, lr.p99)
+				fmt.Fprintf(os.Stderr, "[%4.0fs] %-24s latency run %d: %d of %d records, p50 %s p99 %s, cpu %.2fs\n", time.Since(started).Seconds(),
+					c.name, r+1, lr.got, lr.sent, lr.p50, lr.p99, lr.cpu)
 			}
 		}
 	}
@@ -376,11 +437,21 @@ func throughput(ctx context.Context, e env, c contender, ds *dataset, run int) (
 				return result{}, err
 			}
 		}
-		if c.procs > 1 {
-			res, err = measureMany(c.procs, func(i int) *exec.Cmd {
-				return wrapped(exec.Command(e.mirrorctl, "replicate", "--once", "-c", cfg, "-o", "json"), fmt.Sprintf("%s-%d", topic, i))
-			})
-		} else {
+		switch {
+		case c.precreated: // a scale-out row, also measured in its steady window (not through a -wrap, whose CPU it would read)
+			var watch *steadyWatch
+			if wrap == "" {
+				watch = &steadyWatch{dst: e.dst, topic: dstTopic, want: int64(ds.records),
+					src: e.src, srcTopic: topic, group: flowGroup, members: max(1, c.procs), partitions: int(e.partitions)}
+			}
+			res, err = measureMany(max(1, c.procs), func(i int) *exec.Cmd {
+				name := topic
+				if c.procs > 1 {
+					name = fmt.Sprintf("%s-%d", topic, i)
+				}
+				return wrapped(exec.Command(e.mirrorctl, "replicate", "--once", "-c", cfg, "-o", "json"), name)
+			}, watch)
+		default:
 			res, err = measure(wrapped(exec.Command(e.mirrorctl, "replicate", "--once", "-c", cfg, "-o", "json"), topic))
 		}
 	case "pipe":
@@ -424,6 +495,11 @@ func writeProps(e env, c contender, topic, dir string) (string, error) {
 	}
 	if c.tuned {
 		b.WriteString(tunedProps)
+	}
+	if c.kind == "mirrorctl" {
+		for _, kv := range extraProps {
+			fmt.Fprintln(&b, kv)
+		}
 	}
 	if c.eos {
 		b.WriteString("eu-west.exactly.once.source.support = enabled\n")
@@ -514,12 +590,18 @@ func mm2Stop(e env) {
 	}
 }
 
-// procCPU returns utime+stime of pid in seconds (/proc/<pid>/stat fields 14
-// and 15, in clock ticks of 1/100 s).
+// procCPU returns utime+stime of pid in seconds (procTimes).
 func procCPU(pid int) (float64, error) {
+	u, sys, err := procTimes(pid)
+	return u + sys, err
+}
+
+// procTimes returns pid's utime and stime in seconds (/proc/<pid>/stat
+// fields 14 and 15, in clock ticks of 1/100 s).
+func procTimes(pid int) (user, sys float64, err error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	s := string(b)
 	// The command name (field 2) may hold spaces; fields after it start past ')'.
@@ -527,9 +609,9 @@ func procCPU(pid int) (float64, error) {
 	ut, err1 := strconv.ParseInt(f[11], 10, 64) // field 14
 	st, err2 := strconv.ParseInt(f[12], 10, 64) // field 15
 	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("/proc/%d/stat: bad utime/stime", pid)
+		return 0, 0, fmt.Errorf("/proc/%d/stat: bad utime/stime", pid)
 	}
-	return float64(ut+st) / 100, nil
+	return float64(ut) / 100, float64(st) / 100, nil
 }
 
 // wrap, when set, prefixes the measured commands (see -wrap).
@@ -554,41 +636,221 @@ func wrapped(cmd *exec.Cmd, name string) *exec.Cmd {
 	return exec.Command(args[0], args[1:]...)
 }
 
-// measure runs cmd and returns its wall time, CPU and peak RSS
-// (bench/internal/proc explains why peak RSS is read from /proc).
 // measureMany starts n processes from mk at once and waits for all: wall is
 // until the last exits, cpu the sum of theirs, rss the largest single peak
 // (each process is its own deployment unit). mk gets the process's index.
-func measureMany(n int, mk func(i int) *exec.Cmd) (result, error) {
-	type out struct {
-		u   proc.Usage
-		err error
-	}
-	ch := make(chan out, n)
+// With watch, their steady window is sampled while they run (sampleWindow);
+// a window that could not be closed leaves steadyRecords 0 and is reported
+// on stderr, the run still counts.
+func measureMany(n int, mk func(i int) *exec.Cmd, watch *steadyWatch) (result, error) {
 	start := time.Now()
-	for i := range n {
-		go func() {
-			u, err := proc.Run(mk(i))
-			ch <- out{u, err}
-		}()
-	}
-	var res result
+	waits := make([]func() (proc.Usage, error), 0, n)
+	pids := make([]int, 0, n)
 	var errs []error
-	for range n {
-		o := <-ch
-		if o.err != nil {
-			errs = append(errs, o.err)
+	for i := range n {
+		cmd := mk(i)
+		wait, err := proc.Start(cmd)
+		if err != nil {
+			errs = append(errs, err)
 			continue
 		}
-		res.cpu += o.u.CPU.Seconds()
-		res.faults += o.u.MinorFaults
-		res.rssMB = max(res.rssMB, float64(o.u.PeakRSSKiB)/1024)
+		waits = append(waits, wait)
+		pids = append(pids, cmd.Process.Pid)
+	}
+	windowed := make(chan window, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if watch != nil && len(errs) == 0 {
+		go func() { windowed <- sampleWindow(ctx, *watch, pids) }()
+	} else {
+		windowed <- window{err: errors.New("not sampled")}
+	}
+	usages := make([]proc.Usage, len(waits))
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for i, wait := range waits {
+		wg.Go(func() {
+			u, err := wait()
+			mu.Lock()
+			defer mu.Unlock()
+			usages[i] = u
+			errs = append(errs, err)
+		})
+	}
+	wg.Wait()
+	// The window closes at the first poll that sees steadyTo, which may come
+	// after the last process exits; a poll takes milliseconds.
+	time.AfterFunc(2*time.Second, cancel)
+	var res result
+	for _, u := range usages {
+		res.cpu += u.CPU.Seconds()
+		res.faults += u.MinorFaults
+		res.rssMB = max(res.rssMB, float64(u.PeakRSSKiB)/1024)
 	}
 	res.seconds = time.Since(start).Seconds()
 	res.procs = n
-	return res, errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return res, err
+	}
+	w := <-windowed
+	switch {
+	case w.err != nil && watch != nil:
+		fmt.Fprintf(os.Stderr, "steady window of %s not measured: %v\n", watch.topic, w.err)
+	case w.err == nil:
+		for i := range pids {
+			// A process gone before the window closed spent its last CPU
+			// inside it (or before it, where it was gone at its start too).
+			to := w.to[i]
+			if to[0] < 0 {
+				to = [2]float64{usages[i].User.Seconds(), (usages[i].CPU - usages[i].User).Seconds()}
+			}
+			if from := w.from[i]; from[0] >= 0 {
+				res.steadyCPU += to[0] + to[1] - from[0] - from[1]
+				res.steadyUser += to[0] - from[0]
+			}
+		}
+		res.steadyRecords, res.settledAt = w.records, w.settled
+	}
+	return res, nil
 }
 
+// steadyWatch names what sampleWindow watches: the target topic of the run
+// and the records it must end with; the flow's consumer group on the source
+// (replicate.DefaultGroupID), how many members it will have and the
+// partitions of the source topic they share (the group also holds the
+// source's heartbeats topic, which the flow replicates too).
+type steadyWatch struct {
+	dst, topic           string
+	want                 int64
+	src, srcTopic, group string
+	members              int
+	partitions           int
+}
+
+// window is what sampleWindow saw: per process (in the order of its pids),
+// its user and system CPU seconds at the window's start and end, -1 where
+// the process was gone by then; and the records the target gained in
+// between.
+type window struct {
+	from, to [][2]float64
+	records  int64
+	settled  float64 // the fraction of the records on the target when the group had settled; -1 not before the window closed
+	err      error
+}
+
+// extraProps are -props: lines added to every mirrorctl contender's
+// mm2.properties.
+var extraProps []string
+
+// groupSettled reports whether the flow's consumer group on the source
+// (replicate.DefaultGroupID) is Stable with members members, each owning
+// partitions of topic, and all partitions of it owned. The group also holds
+// the source's heartbeats topic, which the flow replicates too, so only
+// topic's partitions count. An error reads as not settled.
+func groupSettled(ctx context.Context, adm *kadm.Client, group, topic string, members, partitions int) bool {
+	gs, err := adm.DescribeGroups(ctx, group)
+	if err != nil {
+		return false
+	}
+	g, ok := gs[group]
+	if !ok || g.Err != nil || g.State != "Stable" || len(g.Members) != members {
+		return false
+	}
+	owned := 0
+	for _, m := range g.Members {
+		c, ok := m.Assigned.AsConsumer()
+		if !ok {
+			return false
+		}
+		n := 0
+		for _, t := range c.Topics {
+			if t.Topic == topic {
+				n += len(t.Partitions)
+			}
+		}
+		if n == 0 {
+			return false
+		}
+		owned += n
+	}
+	return owned == partitions
+}
+
+// flowGroup is the consumer group of the bench's flow us-east->eu-west
+// (replicate.DefaultGroupID).
+const flowGroup = "mirrorctl-us-east-eu-west"
+
+// steadyFrom and steadyTo bound the steady window, as fractions of the data
+// set's records on the target (-steady-from, -steady-to).
+var steadyFrom, steadyTo float64
+
+// steadyPoll is how often sampleWindow reads the target's end offsets.
+const steadyPoll = 20 * time.Millisecond
+
+// sampleWindow measures a --once copy while it runs: every steadyPoll it
+// sums the target topic's end offsets, and the first time they reach
+// steadyFrom of w.want (then steadyTo) it reads every process's CPU (utime
+// and stime, /proc/<pid>/stat, in ticks of 10 ms). What the processes pay
+// before the window (start, group join, most of their buffers' and heap's
+// growth) and after it (the --once end) is left out. Until the flow's group
+// has settled (groupSettled) it also describes the group, and notes at what
+// fraction of the records it did: before that, the later members were still
+// joining and the first copied what they will own, so a window that opens
+// before it holds the rebalances too (the fixed-rate phase, fixedRateRun,
+// measures with the group settled). Errors end the window (window.err); it
+// gives up after 10 minutes.
+func sampleWindow(ctx context.Context, w steadyWatch, pids []int) window {
+	adm, done, err := admin(w.dst)
+	if err != nil {
+		return window{err: err}
+	}
+	defer done()
+	srcAdm, srcDone, err := admin(w.src)
+	if err != nil {
+		return window{err: err}
+	}
+	defer srcDone()
+	settled := func() bool { return groupSettled(ctx, srcAdm, w.group, w.srcTopic, w.members, w.partitions) }
+	cpus := func() [][2]float64 {
+		out := make([][2]float64, len(pids))
+		for i, pid := range pids {
+			u, s, err := procTimes(pid)
+			if err != nil {
+				u, s = -1, -1
+			}
+			out[i] = [2]float64{u, s}
+		}
+		return out
+	}
+	lo, hi := int64(math.Ceil(steadyFrom*float64(w.want))), int64(steadyTo*float64(w.want))
+	res := window{settled: -1}
+	var n0 int64
+	deadline := time.Now().Add(10 * time.Minute)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		stable := res.settled >= 0 || settled()
+		n, err := endsOf(ctx, adm, w.topic)
+		if err == nil && stable && res.settled < 0 {
+			res.settled = float64(n) / float64(w.want)
+		}
+		switch {
+		case err != nil: // the next poll may answer
+		case res.from == nil && n >= lo:
+			res.from, n0 = cpus(), n
+		case res.from != nil && n >= hi:
+			res.to, res.records = cpus(), n-n0
+			if res.records <= 0 {
+				res.err = fmt.Errorf("the window from %d records held none", n0)
+			}
+			return res
+		}
+		time.Sleep(steadyPoll)
+	}
+	res.err = fmt.Errorf("the target did not reach %d of %d records while the processes ran", hi, w.want)
+	return res
+}
+
+// measure runs cmd and returns its wall time, CPU and peak RSS
+// (bench/internal/proc explains why peak RSS is read from /proc).
 func measure(cmd *exec.Cmd) (result, error) {
 	u, err := proc.Run(cmd)
 	if err != nil {
@@ -605,15 +867,16 @@ const tailWait = time.Minute
 // latencyRun starts c continuously on a fresh topic, waits until a warm-up
 // record has been copied, then produces mixed records at rate records/s for
 // d and returns every copy's latency.
-func latencyRun(ctx context.Context, e env, c contender, ds dataset, rate float64, d time.Duration) (lats []time.Duration, sent int, err error) {
-	topic := fmt.Sprintf("lat-%s-%d", strings.ReplaceAll(strings.ReplaceAll(c.name, " ", ""), "-", ""), time.Now().UnixNano()%1e6)
-	topic = strings.ToLower(topic)
+func latencyRun(ctx context.Context, e env, c contender, ds dataset, rate float64, d time.Duration) (lats []time.Duration, sent int, cpu float64, err error) {
+	cpu = -1
+	// Letters and digits of the name only: a topic name allows no comma.
+	topic := fmt.Sprintf("lat-%s-%d", regexp.MustCompile(`[^a-z0-9]`).ReplaceAllString(strings.ToLower(c.name), ""), time.Now().UnixNano()%1e6)
 	if err := createTopic(ctx, e.src, topic, e.partitions); err != nil {
-		return nil, 0, err
+		return nil, 0, -1, err
 	}
 	prod, err := kgo.NewClient(kgo.SeedBrokers(e.src), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, -1, err
 	}
 	defer prod.Close()
 	// Warm-up record in every partition, so every task has started.
@@ -622,7 +885,7 @@ func latencyRun(ctx context.Context, e env, c contender, ds dataset, rate float6
 		warm = append(warm, &kgo.Record{Topic: topic, Partition: p, Value: []byte("warm-up")})
 	}
 	if err := prod.ProduceSync(ctx, warm...).FirstErr(); err != nil {
-		return nil, 0, err
+		return nil, 0, -1, err
 	}
 	dstTopic := "us-east." + topic
 	// Each run writes gigabytes: drop its topics once it is over (deferred
@@ -631,49 +894,60 @@ func latencyRun(ctx context.Context, e env, c contender, ds dataset, rate float6
 		_ = deleteTopics(context.Background(), e.src, topic)
 		_ = deleteTopics(context.Background(), e.dst, dstTopic)
 	}()
-	var stop func()
+	var pids []int // the contender's processes, whose CPU the run reads
 	switch c.kind {
 	case "mm2":
 		cfg, err := writeProps(e, c, topic, e.dir)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, -1, err
 		}
-		if _, err := mm2Start(e, cfg); err != nil {
-			return nil, 0, err
+		pid, err := mm2Start(e, cfg)
+		if err != nil {
+			return nil, 0, -1, err
 		}
-		stop = func() { mm2Stop(e) }
+		defer mm2Stop(e)
+		pids = []int{pid}
 	case "mirrorctl", "pipe":
-		var cmd *exec.Cmd
+		var cmds []*exec.Cmd
 		if c.kind == "pipe" {
 			dstTopic = "pipe." + topic
 			if err := createTopic(ctx, e.dst, dstTopic, e.partitions); err != nil {
-				return nil, 0, err
+				return nil, 0, -1, err
 			}
-			cmd = exec.Command(e.self, "pipe", "-follow", "-src", e.src, "-dst", e.dst, "-topic", topic, "-partitions", fmt.Sprint(e.partitions))
+			cmds = append(cmds, exec.Command(e.self, "pipe", "-follow", "-src", e.src, "-dst", e.dst, "-topic", topic, "-partitions", fmt.Sprint(e.partitions)))
 		} else {
 			cfg, err := writeProps(e, c, topic, e.dir)
 			if err != nil {
-				return nil, 0, err
+				return nil, 0, -1, err
 			}
-			cmd = exec.Command(e.mirrorctl, "replicate", "-c", cfg)
+			if c.precreated {
+				if err := createTopic(ctx, e.dst, dstTopic, e.partitions); err != nil {
+					return nil, 0, -1, err
+				}
+			}
+			for range max(1, c.procs) {
+				cmds = append(cmds, exec.Command(e.mirrorctl, "replicate", "-c", cfg))
+			}
 		}
-		logf, err := os.Create(filepath.Join(e.dir, topic+".log"))
-		if err != nil {
-			return nil, 0, err
-		}
-		defer logf.Close()
-		cmd.Stdout, cmd.Stderr = logf, logf
-		if err := cmd.Start(); err != nil {
-			return nil, 0, err
-		}
-		stop = func() {
-			_ = cmd.Process.Signal(os.Interrupt)
-			t := time.AfterFunc(30*time.Second, func() { _ = cmd.Process.Kill() })
-			_ = cmd.Wait()
-			t.Stop()
+		for i, cmd := range cmds {
+			logf, err := os.Create(filepath.Join(e.dir, fmt.Sprintf("%s-%d.log", topic, i)))
+			if err != nil {
+				return nil, 0, -1, err
+			}
+			defer logf.Close()
+			cmd.Stdout, cmd.Stderr = logf, logf
+			if err := cmd.Start(); err != nil {
+				return nil, 0, -1, err
+			}
+			pids = append(pids, cmd.Process.Pid)
+			defer func() { // stopped in parallel would be faster; in turn is simpler and bounded
+				_ = cmd.Process.Signal(os.Interrupt)
+				t := time.AfterFunc(30*time.Second, func() { _ = cmd.Process.Kill() })
+				_ = cmd.Wait()
+				t.Stop()
+			}()
 		}
 	}
-	defer stop()
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
 		n, _ := sumEnds(ctx, e.dst, dstTopic)
@@ -681,9 +955,25 @@ func latencyRun(ctx context.Context, e env, c contender, ds dataset, rate float6
 			break
 		}
 		if time.Now().After(deadline) {
-			return nil, 0, fmt.Errorf("the warm-up records did not reach %s in 3 minutes", dstTopic)
+			return nil, 0, -1, fmt.Errorf("the warm-up records did not reach %s in 3 minutes", dstTopic)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+	// Several mirrorctl processes: the load starts once every one owns
+	// partitions (the group's rebalances are over).
+	if c.kind == "mirrorctl" && c.procs > 1 {
+		adm, done, err := admin(e.src)
+		if err != nil {
+			return nil, 0, -1, err
+		}
+		for !groupSettled(ctx, adm, flowGroup, topic, c.procs, int(e.partitions)) {
+			if time.Now().After(deadline) {
+				done()
+				return nil, 0, -1, fmt.Errorf("the group %s did not settle with %d members in 3 minutes", flowGroup, c.procs)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		done()
 	}
 	// read_committed: an exactly-once copy counts when its transaction
 	// commits, as its consumers see it (the same for the others).
@@ -691,7 +981,7 @@ func latencyRun(ctx context.Context, e env, c contender, ds dataset, rate float6
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(500*time.Millisecond),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, -1, err
 	}
 	defer cons.Close()
 	var (
@@ -730,6 +1020,18 @@ func latencyRun(ctx context.Context, e env, c contender, ds dataset, rate float6
 			mu.Unlock()
 		}
 	}()
+	cpuAt := func() float64 {
+		var sum float64
+		for _, pid := range pids {
+			c, err := procCPU(pid)
+			if err != nil {
+				return math.NaN()
+			}
+			sum += c
+		}
+		return sum
+	}
+	cpu0 := cpuAt()
 	// Produce at the fixed rate: every 10ms, the records due by then.
 	rng := rand.New(rand.NewPCG(7, 7))
 	payload := randomPayload(rng)
@@ -750,7 +1052,7 @@ func latencyRun(ctx context.Context, e env, c contender, ds dataset, rate float6
 	tick.Stop()
 	if err := prod.Flush(ctx); err != nil {
 		cancel()
-		return nil, 0, err
+		return nil, 0, -1, err
 	}
 	// Wait (bounded) for the tail to arrive. A contender that falls behind
 	// at this load has its figures reported as lower bounds.
@@ -758,14 +1060,17 @@ func latencyRun(ctx context.Context, e env, c contender, ds dataset, rate float6
 	for got.Load() < int64(sent) && time.Now().Before(tail) {
 		time.Sleep(50 * time.Millisecond)
 	}
+	if c1 := cpuAt(); !math.IsNaN(c1 - cpu0) {
+		cpu = c1 - cpu0
+	}
 	cancel()
 	<-consumed
 	mu.Lock()
 	defer mu.Unlock()
 	if len(lats) < sent {
-		return lats, sent, fmt.Errorf("only %d of %d records arrived on %s within %s of the end", len(lats), sent, dstTopic, tailWait)
+		return lats, sent, cpu, fmt.Errorf("only %d of %d records arrived on %s within %s of the end", len(lats), sent, dstTopic, tailWait)
 	}
-	return lats, sent, nil
+	return lats, sent, cpu, nil
 }
 
 // showTimeline is -latency-timeline.
@@ -917,6 +1222,12 @@ func sumEnds(ctx context.Context, addrs, topic string) (int64, error) {
 		return 0, err
 	}
 	defer done()
+	return endsOf(ctx, adm, topic)
+}
+
+// endsOf sums topic's end offsets; a partition that answered with an error
+// counts 0.
+func endsOf(ctx context.Context, adm *kadm.Client, topic string) (int64, error) {
 	ends, err := adm.ListEndOffsets(ctx, topic)
 	if err != nil {
 		return 0, err
@@ -1112,6 +1423,9 @@ func report(e env, cs []contender, sets []dataset, runs int, results map[string]
 		"per contender on the first data set), median with [min-max]; whole run %s. "+
 		"MM2 runs with heap %s (its own launcher's; on the harness's -Xmx512m its 16 tasks die of OutOfMemoryError).\n\n",
 		e.version, machine(), e.partitions, segmentBytes, runs, warmups, took.Round(time.Second), mm2Heap)
+	if len(extraProps) > 0 {
+		fmt.Fprintf(&b, "Every mirrorctl contender ran with these lines added to its mm2.properties (-props): `%s`.\n\n", strings.Join(extraProps, "`, `"))
+	}
 	b.WriteString("```\n")
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "CONTENDER\tDATA\tRECORDS\tSECONDS\tRECORDS/S [min-max]\tMB/S\tCPU S\tPEAK RSS MiB\tFIRST->LAST S\tVS PIPE")
@@ -1155,9 +1469,12 @@ func report(e env, cs []contender, sets []dataset, runs int, results map[string]
 			"a fixed %.0f records/s asked (by default half the bare pipe's median on the mix) for %s, %d runs per contender "+
 			"in alternation, median with [min-max]; continuous mode (mirrorctl without --once). RECEIVED is the median of "+
 			"copies read of those sent, within %s of the end of the load; OFFERED is what the load producer achieved "+
-			"(records sent / %s), lower when the contender leaves it too little CPU:\n\n```\n", rate, latency, runs, tailWait, latency)
+			"(records sent / %s), lower when the contender leaves it too little CPU; CPU US/RECORD is the CPU of the contender's "+
+			"processes (/proc/<pid>/stat) from the start of the load to the last copy, over the records sent (median). With several "+
+			"mirrorctl processes the load starts once the flow's group has settled (every process owns partitions):\n\n```\n",
+			rate, latency, runs, tailWait, latency)
 		w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(w, "CONTENDER\tOFFERED REC/S\tRECEIVED / SENT\tP50 MS [min-max]\tP99 MS [min-max]\tMAX MS")
+		fmt.Fprintln(w, "CONTENDER\tOFFERED REC/S\tRECEIVED / SENT\tP50 MS [min-max]\tP99 MS [min-max]\tMAX MS\tCPU US/RECORD")
 		for _, c := range cs {
 			l := lat[c.name]
 			if l == nil {
@@ -1172,9 +1489,9 @@ func report(e env, cs []contender, sets []dataset, runs int, results map[string]
 				return fmt.Sprintf("%.1f [%.1f-%.1f]", v[len(v)/2], v[0], v[len(v)-1])
 			}
 			got, sent := median(l, func(r latResult) float64 { return float64(r.got) }), median(l, func(r latResult) float64 { return float64(r.sent) })
-			fmt.Fprintf(w, "%s\t%.0f\t%.0f / %.0f\t%s\t%s\t%.1f\n", latName(c.name), sent/latency.Seconds(), got, sent,
+			fmt.Fprintf(w, "%s\t%.0f\t%.0f / %.0f\t%s\t%s\t%.1f\t%.2f\n", latName(c.name), sent/latency.Seconds(), got, sent,
 				f(func(r latResult) time.Duration { return r.p50 }), f(func(r latResult) time.Duration { return r.p99 }),
-				median(l, func(r latResult) float64 { return float64(r.pmax.Microseconds()) / 1000 }))
+				median(l, func(r latResult) float64 { return float64(r.pmax.Microseconds()) / 1000 }), cpuPerRecord(l))
 		}
 		w.Flush()
 		b.WriteString("```\n\n")
@@ -1210,6 +1527,36 @@ func copyCost(results map[string]map[string][]result, contender string, ds datas
 	return (median(two, cpu) - median(one, cpu)) / float64(ds.records)
 }
 
+// minSteadyCPU is the least CPU, in seconds, a steady window must hold to
+// count: /proc counts in ticks of 10 ms, and a window of a few thousand
+// records holds a tick or none.
+const minSteadyCPU = 0.2
+
+// steadyCost returns the median over contender's runs on ds of the CPU
+// seconds per record in the steady window (sampleWindow), or NaN where no run
+// measured one (with at least minSteadyCPU); steadyUserCost the same of the
+// CPU in user mode.
+func steadyCost(results map[string]map[string][]result, contender string, ds dataset) float64 {
+	return steadyMedian(results, contender, ds, func(r result) float64 { return r.steadyCPU })
+}
+
+func steadyUserCost(results map[string]map[string][]result, contender string, ds dataset) float64 {
+	return steadyMedian(results, contender, ds, func(r result) float64 { return r.steadyUser })
+}
+
+func steadyMedian(results map[string]map[string][]result, contender string, ds dataset, cpu func(result) float64) float64 {
+	var rs []result
+	for _, r := range results[contender][ds.name] {
+		if r.steadyRecords > 0 && r.steadyCPU >= minSteadyCPU {
+			rs = append(rs, r)
+		}
+	}
+	if len(rs) == 0 {
+		return math.NaN()
+	}
+	return median(rs, func(r result) float64 { return cpu(r) / float64(r.steadyRecords) })
+}
+
 // scaleTable compares mirrorctl with 1, 2 and 3 processes sharing a flow
 // (topic exists): the CPU cost per record, which must not grow with the
 // members, and the largest process's peak RSS. On a 2-CPU machine the
@@ -1219,8 +1566,11 @@ func copyCost(results map[string]map[string][]result, contender string, ds datas
 // process pays once however much it copies: its start and group join, and
 // faulting in the memory its buffers and heap grow to (PAGE FAULTS: every
 // process grows to a working size set by its fetch and produce limits, not
-// by its share of the records). COPY US/RECORD is what one more record
-// costs: the difference between runs on 2N and on N records, divided by N.
+// by its share of the records). STEADY US/RECORD is the CPU per record while
+// the target went from -steady-from to -steady-to of the records, every
+// process having started (sampleWindow). COPY US/RECORD is what one more
+// record costs: the difference between runs on 2N and on N records, divided
+// by N (two medians apart: the noisier of the two).
 func scaleTable(cs []contender, sets []dataset, results map[string]map[string][]result) string {
 	rows := scaleRows(cs)
 	if len(rows) < 2 {
@@ -1230,9 +1580,13 @@ func scaleTable(cs []contender, sets []dataset, results map[string]map[string][]
 	b.WriteString("Scale-out: processes sharing one flow through its consumer group (tasks.max admits them all), remote topic existing; " +
 		"CPU and page faults are summed over the processes, PEAK RSS is the largest process's. CPU US/RECORD is all the CPU over the records; " +
 		"COPY US/RECORD is (CPU at 2x records - CPU at 1x) / records, from runs on twice the records (-scale-double), so what a process " +
-		"pays once (start, group join, growing its buffers and heap to their working size) is left out:\n\n```\n")
+		"pays once (start, group join, growing its buffers and heap to their working size) is left out. " +
+		fmt.Sprintf("STEADY US/RECORD is the CPU of all the processes over the records copied while the target went from %.0f%% to %.0f%% "+
+			"of the records (CPU from /proc/<pid>/stat, end offsets polled every %s; median of the runs), and OF IT USER the part in user mode "+
+			"(the rest is the kernel's: system calls, page faults, switching between processes):\n\n```\n",
+			100*steadyFrom, 100*steadyTo, steadyPoll))
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "PROCESSES\tDATA\tSECONDS\tRECORDS/S\tCPU S (all)\tCPU US/RECORD\tPAGE FAULTS (all)\tCPU S AT 2x\tCOPY US/RECORD\tPEAK RSS MiB (largest)")
+	fmt.Fprintln(w, "PROCESSES\tDATA\tSECONDS\tRECORDS/S\tCPU S (all)\tCPU US/RECORD\tSTEADY US/RECORD\tOF IT USER\tPAGE FAULTS (all)\tCPU S AT 2x\tCOPY US/RECORD\tPEAK RSS MiB (largest)")
 	for _, ds := range sets {
 		for _, c := range rows {
 			rs := results[c.name][ds.name]
@@ -1246,8 +1600,13 @@ func scaleTable(cs []contender, sets []dataset, results map[string]map[string][]
 				at2 = fmt.Sprintf("%.2f", median(two, func(r result) float64 { return r.cpu }))
 				cc = fmt.Sprintf("%.2f", 1e6*copyCost(results, c.name, ds))
 			}
-			fmt.Fprintf(w, "%d\t%s\t%.2f\t%.0f\t%.2f\t%.2f\t%.0f\t%s\t%s\t%.0f\n", max(1, c.procs), ds.name, secs, float64(ds.records)/secs, cpu,
-				1e6*cpu/float64(ds.records), median(rs, func(r result) float64 { return float64(r.faults) }), at2, cc,
+			steady, user := "-", "-"
+			if sc := steadyCost(results, c.name, ds); !math.IsNaN(sc) {
+				steady = fmt.Sprintf("%.2f", 1e6*sc)
+				user = fmt.Sprintf("%.2f", 1e6*steadyUserCost(results, c.name, ds))
+			}
+			fmt.Fprintf(w, "%d\t%s\t%.2f\t%.0f\t%.2f\t%.2f\t%s\t%s\t%.0f\t%s\t%s\t%.0f\n", max(1, c.procs), ds.name, secs, float64(ds.records)/secs, cpu,
+				1e6*cpu/float64(ds.records), steady, user, median(rs, func(r result) float64 { return float64(r.faults) }), at2, cc,
 				median(rs, func(r result) float64 { return r.rssMB }))
 		}
 	}
@@ -1306,12 +1665,31 @@ func targets(sets []dataset, results map[string]map[string][]result, lat map[str
 				continue
 			}
 			c := median(rs, func(r result) float64 { return r.cpu })
+			if sc, sbase := steadyCost(results, name, ds), steadyCost(results, "mirrorctl --once, topic exists", ds); !math.IsNaN(sc) && !math.IsNaN(sbase) {
+				others := ""
+				if cc := copyCost(results, name, ds); !math.IsNaN(cc) && !math.IsNaN(baseCopy) {
+					others = fmt.Sprintf("copy CPU per record at 2x %.2fx, ", cc/baseCopy)
+				}
+				ur := steadyUserCost(results, name, ds) / steadyUserCost(results, "mirrorctl --once, topic exists", ds)
+				fmt.Fprintf(&b, "- mirrorctl --once x%d processes, %s: steady CPU per record %.2fx one process's (%s; in user mode %.2fx, %sall CPU per record %.2fx)\n",
+					n, ds.name, sc/sbase, mark(sc/sbase <= 1.15), ur, others, c/base)
+				continue
+			}
 			if cc := copyCost(results, name, ds); !math.IsNaN(cc) && !math.IsNaN(baseCopy) {
 				fmt.Fprintf(&b, "- mirrorctl --once x%d processes, %s: copy CPU per record %.2fx one process's (%s; all CPU per record %.2fx)\n",
 					n, ds.name, cc/baseCopy, mark(cc/baseCopy <= 1.15), c/base)
 				continue
 			}
 			fmt.Fprintf(&b, "- mirrorctl --once x%d processes, %s: CPU per record %.2fx one process's (%s)\n", n, ds.name, c/base, mark(c/base <= 1.15))
+		}
+	}
+	// The same members at the latency phase's fixed load, the group settled.
+	if base := cpuPerRecord(lat["mirrorctl --once, topic exists"]); !math.IsNaN(base) {
+		for _, n := range []int{2, 3} {
+			name := fmt.Sprintf("mirrorctl --once x%d processes, topic exists", n)
+			if c := cpuPerRecord(lat[name]); !math.IsNaN(c) {
+				fmt.Fprintf(&b, "- %s at the fixed load, group settled: CPU per record %.2fx one process's (%s)\n", latName(name), c/base, mark(c/base <= 1.15))
+			}
 		}
 	}
 	// Exactly-once (issue 13): >= 70% of at-least-once throughput, p99

@@ -20,6 +20,7 @@ import (
 type Usage struct {
 	Wall       time.Duration // from Start to the end of Wait
 	CPU        time.Duration // user + system (wait4 on unix)
+	User       time.Duration // user alone
 	PeakRSSKiB int64         // the highest VmHWM seen, in KiB
 	// MinorFaults is ru_minflt from wait4: pages the kernel mapped without
 	// I/O, most of them fresh memory it had to zero (a process growing its
@@ -30,23 +31,36 @@ type Usage struct {
 // Run starts cmd, waits for it and returns its usage. A failed command's
 // error carries its stderr, unless the caller set cmd.Stderr.
 func Run(cmd *exec.Cmd) (Usage, error) {
+	wait, err := Start(cmd)
+	if err != nil {
+		return Usage{}, err
+	}
+	return wait()
+}
+
+// Start starts cmd and polls its peak RSS; the returned func waits for it and
+// returns its usage, as Run does. Between the two, cmd.Process.Pid is the
+// child's, for a caller that samples it while it runs.
+func Start(cmd *exec.Cmd) (wait func() (Usage, error), err error) {
 	var stderr strings.Builder
 	if cmd.Stderr == nil {
 		cmd.Stderr = &stderr
 	}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		return Usage{}, err
+		return nil, err
 	}
 	stop := PollPeakRSS(cmd.Process.Pid)
-	err := cmd.Wait()
-	wall := time.Since(start)
-	peak := stop()
-	if err != nil {
-		return Usage{}, fmt.Errorf("%v: %s", err, stderr.String())
-	}
-	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-	return Usage{Wall: wall, CPU: cpu, PeakRSSKiB: peak, MinorFaults: minorFaults(cmd.ProcessState)}, nil
+	return func() (Usage, error) {
+		err := cmd.Wait()
+		wall := time.Since(start)
+		peak := stop()
+		if err != nil {
+			return Usage{}, fmt.Errorf("%v: %s", err, stderr.String())
+		}
+		cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		return Usage{Wall: wall, CPU: cpu, User: cmd.ProcessState.UserTime(), PeakRSSKiB: peak, MinorFaults: minorFaults(cmd.ProcessState)}, nil
+	}, nil
 }
 
 // PollPeakRSS polls pid's VmHWM every 2ms until the returned func is called;
