@@ -285,8 +285,8 @@ var syncScanChunk int64 = 8192
 // this. The topic is read backwards from its read_committed end at the
 // first call, in parts that double from syncScanChunk records, until every
 // partition of want has a sync or the log start is reached: the newest
-// syncs stand at the end, and the topic (compacted, with MM2's 1 GiB
-// segments rarely rolled) can hold millions of older ones, which a member
+// syncs stand at the end, and the topic (compacted, but its segments, 1 GiB
+// by default, rarely roll) can hold millions of older ones, which a member
 // given partitions by a rebalance would otherwise read whole. What was read
 // is kept: a later call reads only further back, and never what was
 // written after the first (mirrorctl's own syncs then, which its progress
