@@ -165,20 +165,22 @@ func main() {
 	runs := flag.Int("runs", 3, "runs per contender and data set, alternating; the median is reported")
 	flag.BoolVar(&scaleDouble, "scale-double", true, "also run the 1-3 process rows (remote topic existing) on twice each data set's records, "+
 		"to report the copy's own CPU per record: (CPU at 2N - CPU at N) / N, in which what a process pays once cancels out (see scaleTable)")
-	flag.Func("props", "a line to add to every mirrorctl contender's mm2.properties, e.g. 'us-east.consumer.fetch.max.bytes = 8388608' "+
-		"(repeatable; for trials: the report names them)", func(v string) error {
+	flag.Func("props", "a `key = value` line added to the mm2.properties of every mirrorctl contender (not MM2's, not the pipe's), "+
+		"e.g. 'eu-west.producer.linger.ms = 50'; repeatable; the report lists the lines used", func(v string) error {
 		if !strings.Contains(v, "=") {
 			return fmt.Errorf("%q: want key = value", v)
 		}
 		extraProps = append(extraProps, v)
 		return nil
 	})
-	flag.Float64Var(&steadyFrom, "steady-from", 0.25, "the scale-out rows' steady window starts when the target holds this fraction of the records (see sampleWindow)")
-	flag.Float64Var(&steadyTo, "steady-to", 0.85, "and ends when it holds this fraction")
+	flag.Float64Var(&steadyFrom, "steady-from", 0.25, "the scale-out rows' steady window, in which the CPU per record of all their processes is measured, "+
+		"opens when the target holds this fraction of the records (0 <= from < to <= 1)")
+	flag.Float64Var(&steadyTo, "steady-to", 0.85, "the scale-out rows' steady window closes when the target holds this fraction of the records (see -steady-from)")
 	flag.IntVar(&warmups, "warmup", 1, "unmeasured runs per contender on the first data set before the measured ones (the brokers' first copy is slow)")
 	latency := flag.Duration("latency", 60*time.Second, "how long to produce at the fixed rate in the latency phase (0 skips it)")
 	latRuns := flag.Int("latency-runs", 3, "latency runs per contender, alternating; the median is reported")
-	latRate := flag.Float64("latency-rate", 0, "records/s offered in the latency phase (default: half the bare pipe's median rate on the mix)")
+	latRate := flag.Float64("latency-rate", 0, "records/s offered in the latency phase; 0 is half the bare pipe's median records/s on the mixed data set "+
+		"(-mix), so a run without the pipe (-only, -match) needs it")
 	out := flag.String("out", "", "also write the results as Markdown to this file (default bench/results/<date>.md)")
 	only := flag.String("only", "", "comma-separated contender kinds to run (mm2,mirrorctl,pipe); default all")
 	flag.StringVar(&match, "match", "", "regular expression: run only the contenders whose name matches it (after -only), "+
