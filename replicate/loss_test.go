@@ -349,7 +349,7 @@ func TestProgressLostResumesFromOffsetSync(t *testing.T) {
 	if st.ResumedFrom != ResumeOffsetSync || st.Start < 90 || st.Start > 100 {
 		t.Fatalf("stats %+v: want a resume after the newest offset sync, at 90..100", st)
 	}
-	if !strings.Contains(logs.String(), "progress topic lost?") {
+	if !strings.Contains(logs.String(), "or the progress topic was lost): resuming after the newest offset sync") {
 		t.Fatalf("the resume is not explained:\n%s", logs.String())
 	}
 	got := p.ReadAll(t, "eu-west", remote)[0]

@@ -764,10 +764,11 @@ func (w *worker) resumePoint(t *task, logStart, written int64, ends, rends kadm.
 		return rp, fmt.Errorf("%s[%d] -> %s[%d]: %w", t.src.topic, t.src.partition, t.remote, t.src.partition, err)
 	}
 	if rp.From == ResumeOffsetSync && rp.MM2Offset < 0 {
-		// No progress and no MM2 offsets: the progress topic was lost (or
-		// MM2 ran without Connect offsets). The syncs prove how far the copy
+		// No progress and no MM2 offsets: the partition's last owner died
+		// before its first progress write, the progress topic was lost, or
+		// MM2 ran without Connect offsets. The syncs prove how far the copy
 		// got; only what the target took after the sync is copied again.
-		w.log.Warn("no progress for the partition (progress topic lost?): resuming after the newest offset sync", "topic", t.src.topic, "partition", t.src.partition,
+		w.log.Warn("no progress for the partition (its last owner stopped before writing any, or the progress topic was lost): resuming after the newest offset sync", "topic", t.src.topic, "partition", t.src.partition,
 			"resume", rp.Offset, "from", rp.From, "sync_upstream", rp.SyncUpstream, "sync_downstream", rp.SyncDownstream, "recopy_estimate", rp.Recopy)
 	} else if rp.From == ResumeMM2Offsets || rp.From == ResumeOffsetSync {
 		w.log.Info("partition task takes over from MirrorMaker 2", "topic", t.src.topic, "partition", t.src.partition,

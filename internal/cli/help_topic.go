@@ -15,9 +15,11 @@ var exitCodesHelp = strings.TrimSpace(fmt.Sprintf(`
 mirrorctl exits with one of these codes; treat any other code as failure:
 
   %-3d  OK: the command did what was asked
-  %-3d  error: the command failed (network, broker, file I/O)
-  %-3d  usage or config error: bad flags or arguments, or an invalid
-       mm2.properties (each problem is reported with its file:line)
+  %-3d  error: the command failed (network, broker, I/O on a file
+       other than the configuration)
+  %-3d  usage or config error: bad flags or arguments, or an
+       mm2.properties that is missing, unreadable or invalid (each
+       problem is reported with its file:line)
   %-3d  a check failed: lag over threshold, group active on the target or
        its state unknown, a named group with nothing to move or not moved
        completely (skip-rewind, not replicated, a commit of unknown

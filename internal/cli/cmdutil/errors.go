@@ -18,7 +18,8 @@ const (
 	ExitOK = 0
 	// ExitError: the command failed (network, broker, I/O, a bug).
 	ExitError = 1
-	// ExitUsage: bad flags or arguments, or an invalid configuration file.
+	// ExitUsage: bad flags or arguments, or a configuration file that is
+	// missing, unreadable or invalid.
 	ExitUsage = 2
 	// ExitCheckFailed: the command ran, and a check it performs failed (lag
 	// over threshold, group active on the target, verification mismatch).

@@ -94,7 +94,7 @@ func NewCmdReplicate(f *cmdutil.Factory, runF func(*ReplicateOptions) error) *co
 	cmd.Flags().StringArrayVar(&opts.Flows, "flow", nil, "Run only this `source->target` flow (repeatable)")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "Print the topic plan per flow and change nothing")
 	cmd.Flags().BoolVar(&opts.Once, "once", false, "Copy what the sources hold now, then exit")
-	cmd.Flags().StringVar(&opts.ResumeUnknown, "resume-unknown", "", "For a partition with no progress, no MM2 offset and no offset sync whose remote partition holds records: `refuse`, log-start (copy again) or log-end (skip what the source holds)")
+	cmd.Flags().StringVar(&opts.ResumeUnknown, "resume-unknown", "", "For a partition with no progress, no MM2 offset and no offset sync whose remote partition holds records: refuse (do not start the flow), log-start (copy again) or log-end (skip what the source holds); default: mirrorctl.resume.unknown, else refuse")
 	cmd.Flags().BoolVar(&opts.IgnoreLiveMM2, "ignore-live-mm2", false, "Start even when MirrorMaker 2 still seems to run the flow (Connect group members, fresh MM2 heartbeats)")
 	cmd.Flags().StringVar(&opts.MetricsAddr, "metrics-addr", "", "Serve Prometheus `host:port`/metrics (MM2's JMX-exporter names), /healthz, /readyz and /status, e.g. :9464")
 	return cmd
