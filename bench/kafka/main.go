@@ -262,6 +262,9 @@ func inLatency(c contender) bool {
 	return !(c.kind == "mirrorctl" && c.tuned)
 }
 
+// rateFrom says where the latency phase's rate came from, for the report.
+var rateFrom = "half the bare pipe's median on the mix"
+
 func run(e env, sets []dataset, runs int, latency time.Duration, latRuns int, latRate float64, out, only string) error {
 	if _, err := os.Stat(e.mirrorctl); err != nil {
 		return fmt.Errorf("%w (run `make build` first)", err)
@@ -368,6 +371,7 @@ func run(e env, sets []dataset, runs int, latency time.Duration, latRuns int, la
 		switch pipe := results["bare franz-go pipe"][mix.name]; {
 		case latRate > 0:
 			rate = latRate
+			rateFrom = "-latency-rate"
 		case len(pipe) == 0:
 			return fmt.Errorf("the latency phase needs the bare pipe's rate on %s (or -latency-rate)", mix.name)
 		default:
@@ -388,7 +392,7 @@ func run(e env, sets []dataset, runs int, latency time.Duration, latRuns int, la
 				lr := latResult{sent: sent, got: len(l), p50: pct(l, 50), p99: pct(l, 99), pmax: pct(l, 100), cpu: cpu}
 				lat[c.name] = append(lat[c.name], lr)
 				fmt.Fprintf(os.Stderr, "[%4.0fs] %-24s latency run %d: %d of %d records, p50 %s p99 %s, cpu %.2fs\n", time.Since(started).Seconds(),
-					c.name, r+1, lr.got, lr.sent, lr.p50, lr.p99, lr.cpu)
+					latName(c.name), r+1, lr.got, lr.sent, lr.p50, lr.p99, lr.cpu)
 			}
 		}
 	}
@@ -1472,13 +1476,13 @@ func report(e env, cs []contender, sets []dataset, runs int, results map[string]
 			runs = max(runs, len(l))
 		}
 		fmt.Fprintf(&b, "End-to-end latency (copy read on the target minus the source record's timestamp), mixed records at "+
-			"a fixed %.0f records/s asked (by default half the bare pipe's median on the mix) for %s, %d runs per contender "+
+			"a fixed %.0f records/s asked (%s) for %s, %d runs per contender "+
 			"in alternation, median with [min-max]; continuous mode (mirrorctl without --once). RECEIVED is the median of "+
 			"copies read of those sent, within %s of the end of the load; OFFERED is what the load producer achieved "+
 			"(records sent / %s), lower when the contender leaves it too little CPU; CPU US/RECORD is the CPU of the contender's "+
 			"processes (/proc/<pid>/stat) from the start of the load to the last copy, over the records sent (median). With several "+
 			"mirrorctl processes the load starts once the flow's group has settled (every process owns partitions):\n\n```\n",
-			rate, latency, runs, tailWait, latency)
+			rate, rateFrom, latency, runs, tailWait, latency)
 		w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(w, "CONTENDER\tOFFERED REC/S\tRECEIVED / SENT\tP50 MS [min-max]\tP99 MS [min-max]\tMAX MS\tCPU US/RECORD")
 		for _, c := range cs {
