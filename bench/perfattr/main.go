@@ -7,13 +7,20 @@
 //	perf script -i one.data --comm mirrorctl -F comm,ip,sym > one.txt
 //	go run ./bench/perfattr one.txt three.txt
 //
+// where the bench runs one contender at a fixed load, e.g. `-only mirrorctl
+// -match '^mirrorctl --once, topic exists$' -runs 0 -warmup 0
+// -scale-double=false -latency 20s -latency-runs 3 -latency-rate 60000`
+// (and `-match 'x3 processes'` for three.data). The columns are named after
+// the files; to sum several profiles, join their perf script outputs into
+// one file.
+//
 // Input is `perf script -F comm,ip,sym` output: a line naming the command
 // per sample, then one tab-indented "ip symbol" line per frame, leaf first.
 // Each sample goes to the innermost frame that belongs to an application
 // package (a Go runtime function called by mirrorctl, an allocation say, is
 // mirrorctl's); a sample with no such frame goes to the runtime part its
 // frames name (GC before scheduler), else to "other". Only samples whose
-// command is -comm count.
+// command is -comm count; a file with none of them is an error (exit 1).
 //
 // The table has one column of sample counts per file, and for every file
 // after the first its count over the first file's, per part, and that ratio
@@ -82,7 +89,7 @@ func classify(frames []string) string {
 
 // count reads perf script output from r and returns the samples of command
 // comm per part. It returns an error for a frame line before any sample
-// line, or a read error.
+// line, for input with no sample of comm, or a read error.
 func count(r io.Reader, comm string) (map[string]int, error) {
 	out := map[string]int{}
 	var (
@@ -125,7 +132,16 @@ func count(r io.Reader, comm string) (map[string]int, error) {
 		}
 	}
 	flush()
-	return out, sc.Err()
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		// A wrong -comm, or a sample line that is not the bare command
+		// name (perf script run with other -F fields), would otherwise
+		// print a table of zeros.
+		return nil, fmt.Errorf("no samples of command %q (want `perf script -F comm,ip,sym` output; see -comm)", comm)
+	}
+	return out, nil
 }
 
 func main() {

@@ -67,6 +67,19 @@ func TestCountRefusesFramesWithoutASample(t *testing.T) {
 	}
 }
 
+func TestCountRefusesInputWithoutTheCommandsSamples(t *testing.T) {
+	for name, in := range map[string]string{
+		"another command":      "java \n\t  4a1b2c runtime.mallocgc\n",
+		"a pid after the name": "mirrorctl 4242\n\t  4a1b2c runtime.mallocgc\n",
+		"empty":                "",
+	} {
+		_, err := count(strings.NewReader(in), "mirrorctl")
+		if err == nil || !strings.Contains(err.Error(), `no samples of command "mirrorctl"`) {
+			t.Errorf("%s: err %v, want no samples of command \"mirrorctl\"", name, err)
+		}
+	}
+}
+
 func TestWriteComparesEachFileWithTheFirst(t *testing.T) {
 	var b bytes.Buffer
 	write(&b, []string{"one", "three"}, []map[string]int{{"mirrorctl": 10, "franz-go": 20, "crc32": 10}, {"mirrorctl": 11, "franz-go": 30, "crc32": 12, "other": 4}})
