@@ -239,8 +239,9 @@ type takeover struct {
 	mu    sync.Mutex
 	syncs map[tp]mm2.OffsetSync // the newest sync per source partition in the part read
 	// The part of partition 0 of the offset-syncs topic read so far:
-	// scanFrom up to scanTo, its read_committed end at the first read; it
-	// grows backwards only (readSyncs). scanFrom <= logStart: read whole.
+	// scanFrom up to scanTo, its read_committed end at the first read (or
+	// a later end, once all up to it was read). scanFrom <= logStart: read
+	// back to the log start (readSyncs).
 	scanned                    bool
 	scanFrom, scanTo, logStart int64
 }
@@ -288,9 +289,12 @@ var syncScanChunk int64 = 8192
 // syncs stand at the end, and the topic (compacted, but its segments, 1 GiB
 // by default, rarely roll) can hold millions of older ones, which a member
 // given partitions by a rebalance would otherwise read whole. What was read
-// is kept: a later call reads only further back, and never what was
-// written after the first (mirrorctl's own syncs then, which its progress
-// covers: while mirrorctl runs, MM2 does not, see refuseBesideMM2).
+// is kept. A later call for a partition with no sync known first reads
+// back from the topic's new end to where the first read began (the syncs
+// written since: another member's, which died before its first progress
+// write for the partition), then further back from where the last read
+// stopped. A partition with a sync known is not looked up again: a newer
+// one was written by an owner whose progress covers it.
 func (tk *takeover) readSyncs(ctx context.Context, cfg FlowConfig, clients Clients, want []tp) error {
 	if tk == nil {
 		return nil
@@ -303,7 +307,7 @@ func (tk *takeover) readSyncs(ctx context.Context, cfg FlowConfig, clients Clien
 			missing[k] = true
 		}
 	}
-	if (want != nil && len(missing) == 0) || (tk.scanned && tk.scanFrom <= tk.logStart) {
+	if (want != nil && len(missing) == 0) || (want == nil && tk.scanned && tk.scanFrom <= tk.logStart) {
 		return nil
 	}
 	alias, topic := cfg.offsetSyncsCluster()
@@ -315,39 +319,69 @@ func (tk *takeover) readSyncs(ctx context.Context, cfg FlowConfig, clients Clien
 	wrap := func(err error) error {
 		return fmt.Errorf("flow %s: read where MirrorMaker 2 stopped: %w", cfg.Name(), err)
 	}
+	starts, ends, err := logBounds(ctx, kadm.NewClient(cl), alias, topic)
+	if err != nil {
+		return wrap(err)
+	}
+	var start, end int64
+	if e, ok := ends.Lookup(topic, 0); ok && e.Err == nil {
+		end = e.Offset
+	}
+	if s, ok := starts.Lookup(topic, 0); ok && s.Err == nil {
+		start = s.Offset
+	}
 	if !tk.scanned {
-		starts, ends, err := logBounds(ctx, kadm.NewClient(cl), alias, topic)
+		tk.scanFrom, tk.scanTo, tk.logStart, tk.scanned = end, end, start, true
+	} else if end > tk.scanTo {
+		// Newer than anything known: a sync found here replaces the one
+		// kept. All of it read, the part read reaches the new end.
+		lo := max(tk.scanTo, start)
+		reached, err := tk.scanBack(ctx, cl, alias, topic, lo, end, want == nil, missing, true)
 		if err != nil {
 			return wrap(err)
 		}
-		var start, end int64
-		if e, ok := ends.Lookup(topic, 0); ok && e.Err == nil {
-			end = e.Offset
+		if reached <= lo {
+			tk.scanTo = end
 		}
-		if s, ok := starts.Lookup(topic, 0); ok && s.Err == nil {
-			start = s.Offset
-		}
-		tk.scanFrom, tk.scanTo, tk.logStart, tk.scanned = end, end, start, true
 	}
-	for chunk := syncScanChunk; (want == nil || len(missing) > 0) && tk.scanFrom > tk.logStart; chunk *= 2 {
-		lo := max(tk.logStart, tk.scanFrom-chunk)
-		older := map[tp]mm2.OffsetSync{}
-		if err := readRanges(ctx, cl, alias, topic, map[int32][2]int64{0: {lo, tk.scanFrom}}, func(r *kgo.Record) {
-			if s, err := mm2.DecodeOffsetSync(r.Key, r.Value); err == nil {
-				older[tp{s.Topic, s.Partition}] = s // log order: the newest wins
-			}
-		}); err != nil {
+	if tk.scanFrom > tk.logStart {
+		reached, err := tk.scanBack(ctx, cl, alias, topic, tk.logStart, tk.scanFrom, want == nil, missing, false)
+		if err != nil {
 			return wrap(err)
 		}
-		for k, s := range older {
-			if _, ok := tk.syncs[k]; !ok { // a sync read before is newer
-				tk.syncs[k] = s
-			}
-			delete(missing, k)
-		}
-		tk.scanFrom = lo
+		tk.scanFrom = reached
 	}
 	return nil
+}
+
+// scanBack reads partition 0 of topic backwards from hi down to lo, in parts
+// that double from syncScanChunk records, until all is set or missing is
+// empty, and returns the offset the read reached. Each part's syncs are
+// kept for partitions not yet met in this call, and deleted from missing;
+// newer says they replace a sync tk already holds (else a sync held is
+// newer and stays).
+func (tk *takeover) scanBack(ctx context.Context, cl *kgo.Client, alias, topic string, lo, hi int64, all bool, missing map[tp]bool, newer bool) (int64, error) {
+	met := map[tp]bool{}
+	for chunk := syncScanChunk; (all || len(missing) > 0) && hi > lo; chunk *= 2 {
+		from := max(lo, hi-chunk)
+		part := map[tp]mm2.OffsetSync{}
+		if err := readRanges(ctx, cl, alias, topic, map[int32][2]int64{0: {from, hi}}, func(r *kgo.Record) {
+			if s, err := mm2.DecodeOffsetSync(r.Key, r.Value); err == nil {
+				part[tp{s.Topic, s.Partition}] = s // log order: the newest wins
+			}
+		}); err != nil {
+			return hi, err
+		}
+		for k, s := range part {
+			if _, held := tk.syncs[k]; !met[k] && (newer || !held) {
+				tk.syncs[k] = s
+			}
+			met[k] = true
+			delete(missing, k)
+		}
+		hi = from
+	}
+	return hi, nil
 }
 
 // input returns what the takeover knows of src.

@@ -369,6 +369,29 @@ func TestReadSyncsReadsBackOnlyAsFarAsNeeded(t *testing.T) {
 		t.Errorf("none[0]: sync %+v, want none", s)
 	}
 
+	// Syncs written after the first read: another member's, for "late"[0],
+	// which died before its first progress write, and a newer one of hot[2].
+	// A partition with no sync known reads them back from the new end; the
+	// newer hot[2] sync met on the way replaces the older one, and a sync of
+	// "late"[0] older in the new part does not replace the newest.
+	lateOld := mm2.OffsetSync{Topic: "late", Partition: 0, UpstreamOffset: 1, DownstreamOffset: 1}
+	hot2 := mm2.OffsetSync{Topic: "hot", Partition: 2, UpstreamOffset: 5000, DownstreamOffset: 4999}
+	late := mm2.OffsetSync{Topic: "late", Partition: 0, UpstreamOffset: 7, DownstreamOffset: 6}
+	p.Produce(t, "us-east", sync(lateOld), sync(hot2), sync(late))
+	if err := tk.readSyncs(ctx, cfg, p.Clients, []tp{{"late", 0}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, s := tk.input(tp{"late", 0}); s == nil || *s != late {
+		t.Errorf("late[0]: sync %+v, want %+v (the newest, written after the first read)", s, late)
+	}
+	if _, s := tk.input(tp{"hot", 2}); s == nil || *s != hot2 {
+		t.Errorf("hot[2]: sync %+v, want %+v (newer than the one read first)", s, hot2)
+	}
+	if tk.scanTo != 103 || tk.scanFrom != 0 {
+		t.Errorf("after the new syncs: read [%d, %d), want [0, 103)", tk.scanFrom, tk.scanTo)
+	}
+	newest[tp{"late", 0}], newest[tp{"hot", 2}] = late, hot2
+
 	// nil: every partition, the whole topic, in parts across its records.
 	whole := newTakeover(cfg)
 	if err := whole.readSyncs(ctx, cfg, p.Clients, nil); err != nil {
