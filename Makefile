@@ -47,11 +47,8 @@ lint: ## gofmt, go vet, staticcheck
 	$(GO) vet -tags kafka ./...
 	$(GO) run $(STATICCHECK) -tags kafka ./...
 
-fuzz: ## run every fuzz target briefly (FUZZTIME per target)
-	@set -e; for pkg in $$($(GO) list ./...); do \
-	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
-	    echo "fuzz $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
-	  done; done
+fuzz: ## run every fuzz target briefly (FUZZTIME per target; scripts/fuzz.sh)
+	GO=$(GO) FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
 
 bench: build ## replicate 1M x 100 B and 200k x 1 KB on embedded clusters beside a bare franz-go pipe
 	$(GO) run ./bench/embedded -mirrorctl $(BIN) -runs 3
