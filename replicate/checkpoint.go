@@ -66,18 +66,21 @@ type checkpointer struct {
 	topic    string // <source>.checkpoints.internal
 	syncs    *syncstore.Store
 
-	mu     sync.Mutex
+	mu     sync.Mutex               // guards last and groups
 	last   map[ckKey]mm2.Checkpoint // newest checkpoint per key (MM2's CheckpointStore)
 	groups map[string]*GroupStats
 
 	invalidLog lossLimiter // invalid.go
+	read       syncsRead
+}
 
-	// What the offset-syncs follower has read (followSyncs), for
-	// awaitSyncs; followErr carries a --once follower's error.
-	readMu      sync.Mutex
-	syncsRead   int64
-	readChanged chan struct{}
-	followErr   chan error
+// syncsRead is what the offset-syncs follower has read (followSyncs), for
+// awaitSyncs; followErr carries a --once follower's error.
+type syncsRead struct {
+	mu        sync.Mutex // guards next and changed
+	next      int64
+	changed   chan struct{}
+	followErr chan error
 }
 
 func newCheckpointer(cfg FlowConfig, clients Clients, log *slog.Logger, now func() time.Time, src, tgt *kadm.Client, producer *kgo.Client) *checkpointer {
@@ -90,7 +93,7 @@ func newCheckpointer(cfg FlowConfig, clients Clients, log *slog.Logger, now func
 		last:   make(map[ckKey]mm2.Checkpoint),
 		groups: make(map[string]*GroupStats),
 
-		readChanged: make(chan struct{}),
+		read: syncsRead{changed: make(chan struct{})},
 	}
 }
 
@@ -128,16 +131,16 @@ func (c *checkpointer) followOnce(ctx context.Context) {
 		return
 	}
 	alias, topic := c.cfg.offsetSyncsCluster()
-	c.followErr = make(chan error, 1)
+	c.read.followErr = make(chan error, 1)
 	go func() {
 		if err := c.followSyncs(ctx, alias, topic); err != nil && ctx.Err() == nil {
-			c.followErr <- fmt.Errorf("flow %s: read offset syncs: %w", c.cfg.Name(), err)
+			c.read.followErr <- fmt.Errorf("flow %s: read offset syncs: %w", c.cfg.Name(), err)
 		}
 	}()
 }
 
 // following reports whether followOnce started the follower.
-func (c *checkpointer) following() bool { return c.followErr != nil }
+func (c *checkpointer) following() bool { return c.read.followErr != nil }
 
 // awaitSyncs waits until the follower started by followOnce has read the
 // offset-syncs topic up to its current end (every sync written before the
@@ -168,10 +171,10 @@ func (c *checkpointer) awaitSyncs(ctx context.Context) error {
 		}
 	}
 	for {
-		c.readMu.Lock()
-		done := c.syncsRead >= end
-		ch := c.readChanged
-		c.readMu.Unlock()
+		c.read.mu.Lock()
+		done := c.read.next >= end
+		ch := c.read.changed
+		c.read.mu.Unlock()
 		if done {
 			c.syncs.ReadToEnd()
 			return nil
@@ -179,7 +182,7 @@ func (c *checkpointer) awaitSyncs(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("flow %s: read offset syncs: %w", c.cfg.Name(), ctx.Err())
-		case err := <-c.followErr:
+		case err := <-c.read.followErr:
 			return err
 		case <-ch:
 		}
@@ -189,12 +192,12 @@ func (c *checkpointer) awaitSyncs(ctx context.Context) error {
 // syncsReadTo records that the syncs follower has read up to next (the
 // offset after the last record of a fetch, transaction markers included).
 func (c *checkpointer) syncsReadTo(next int64) {
-	c.readMu.Lock()
-	defer c.readMu.Unlock()
-	if next > c.syncsRead {
-		c.syncsRead = next
-		close(c.readChanged)
-		c.readChanged = make(chan struct{})
+	c.read.mu.Lock()
+	defer c.read.mu.Unlock()
+	if next > c.read.next {
+		c.read.next = next
+		close(c.read.changed)
+		c.read.changed = make(chan struct{})
 	}
 }
 
@@ -353,26 +356,52 @@ func (c *checkpointer) emit(ctx context.Context) (int, error) {
 	}
 	listedAt := c.now()
 	fetched := c.src.FetchManyOffsets(ctx, groups...)
-	var (
-		errs []error
-		recs []*kgo.Record
-		cks  []mm2.Checkpoint
-	)
-	// confirmed holds the groups whose every checkpointable partition
-	// repeats its newest checkpoint exactly: idle, and current at this
-	// listing (package freshness), reported to an observer that asks.
-	var confirmed []string
+	cks, confirmed, errs := c.translate(groups, fetched)
+	if co, ok := c.obs.(interface {
+		CheckpointConfirmed(source, target, group string, listedAt time.Time)
+	}); ok {
+		for _, g := range confirmed {
+			co.CheckpointConfirmed(c.cfg.Source, c.cfg.Target, g, listedAt)
+		}
+	}
+	if len(cks) == 0 {
+		return 0, errors.Join(errs...)
+	}
+	// A checkpoint whose target offset the target cannot hold (from a
+	// bogus offset sync) is never written (invalid.go).
+	_, kept, err := c.dropImpossible(ctx, cks, "checkpoint")
+	if err != nil {
+		return 0, errors.Join(append(errs, err)...)
+	}
+	if len(kept) < len(cks) {
+		var kcks []mm2.Checkpoint
+		for _, i := range kept {
+			kcks = append(kcks, cks[i])
+		}
+		cks = kcks
+	}
+	written, werrs := c.write(ctx, cks, listedAt)
+	return written, errors.Join(append(errs, werrs...)...)
+}
+
+// translate turns the fetched source offsets of groups into the
+// checkpoints to write (MM2's monotonic filter: not a repeat, not going
+// backwards), and returns the groups whose every checkpointable partition
+// repeats its newest checkpoint exactly: idle, and current at this listing
+// (package freshness).
+func (c *checkpointer) translate(groups []string, fetched kadm.FetchOffsetsResponses) (cks []mm2.Checkpoint, confirmed []string, errs []error) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	for _, g := range groups {
 		resp, ok := fetched[g]
 		if !ok {
 			continue
 		}
-		repeats, others := 0, 0
 		if resp.Err != nil {
 			errs = append(errs, fmt.Errorf("flow %s: fetch offsets of group %s on %s: %w", c.cfg.Name(), g, c.cfg.Source, resp.Err))
 			continue
 		}
+		repeats, others := 0, 0
 		for _, o := range resp.Fetched.Sorted() {
 			if o.Err != nil || o.At < 0 || !c.cfg.Topics.Accept(o.Topic) {
 				continue // no offset (null, or -1 from some clients), or not mirrored
@@ -384,73 +413,59 @@ func (c *checkpointer) emit(ctx context.Context) (int, error) {
 			}
 			ck := mm2.Checkpoint{Group: g, Topic: c.targetTopic(o.Topic), Partition: o.Partition,
 				UpstreamOffset: o.At, DownstreamOffset: res.Offset, Metadata: o.Metadata}
-			key := ckKey{g, ck.Topic, ck.Partition}
-			if prev, ok := c.last[key]; ok && !(ck.UpstreamOffset < prev.UpstreamOffset || ck.DownstreamOffset > prev.DownstreamOffset) {
+			if prev, ok := c.last[ckKey{g, ck.Topic, ck.Partition}]; ok && !(ck.UpstreamOffset < prev.UpstreamOffset || ck.DownstreamOffset > prev.DownstreamOffset) {
 				if prev.UpstreamOffset == ck.UpstreamOffset {
 					repeats, others = repeats+1, others-1
 				}
-				continue // MM2's monotonic filter: a repeat, or a translation going backwards
+				continue // a repeat, or a translation going backwards
 			}
-			k, err := ck.MarshalKey()
-			if err != nil {
-				errs = append(errs, fmt.Errorf("flow %s: checkpoint for group %s: %w", c.cfg.Name(), g, err))
-				continue
-			}
-			v, err := ck.MarshalValue()
-			if err != nil {
-				errs = append(errs, fmt.Errorf("flow %s: checkpoint for group %s: %w", c.cfg.Name(), g, err))
-				continue
-			}
-			recs = append(recs, &kgo.Record{Topic: c.topic, Partition: 0, Key: k, Value: v, Timestamp: listedAt})
 			cks = append(cks, ck)
 		}
 		if repeats > 0 && others == 0 {
 			confirmed = append(confirmed, g)
 		}
 	}
-	c.mu.Unlock()
-	if co, ok := c.obs.(interface {
-		CheckpointConfirmed(source, target, group string, listedAt time.Time)
-	}); ok {
-		for _, g := range confirmed {
-			co.CheckpointConfirmed(c.cfg.Source, c.cfg.Target, g, listedAt)
+	return cks, confirmed, errs
+}
+
+// write writes cks, dated listedAt, and keeps the acknowledged ones as the
+// newest per key.
+func (c *checkpointer) write(ctx context.Context, cks []mm2.Checkpoint, listedAt time.Time) (int, []error) {
+	var (
+		errs []error
+		recs []*kgo.Record
+		sent []mm2.Checkpoint
+	)
+	for _, ck := range cks {
+		k, err := ck.MarshalKey()
+		if err == nil {
+			var v []byte
+			if v, err = ck.MarshalValue(); err == nil {
+				recs = append(recs, &kgo.Record{Topic: c.topic, Partition: 0, Key: k, Value: v, Timestamp: listedAt})
+				sent = append(sent, ck)
+				continue
+			}
 		}
+		errs = append(errs, fmt.Errorf("flow %s: checkpoint for group %s: %w", c.cfg.Name(), ck.Group, err))
 	}
 	if len(recs) == 0 {
-		return 0, errors.Join(errs...)
-	}
-	// A checkpoint whose target offset the target cannot hold (from a
-	// bogus offset sync) is never written (invalid.go).
-	_, kept, err := c.dropImpossible(ctx, cks, "checkpoint")
-	if err != nil {
-		return 0, errors.Join(append(errs, err)...)
-	}
-	if len(kept) < len(cks) {
-		var krecs []*kgo.Record
-		var kcks []mm2.Checkpoint
-		for _, i := range kept {
-			krecs, kcks = append(krecs, recs[i]), append(kcks, cks[i])
-		}
-		recs, cks = krecs, kcks
-	}
-	if len(recs) == 0 {
-		return 0, errors.Join(errs...)
+		return 0, errs
 	}
 	results := c.producer.ProduceSync(ctx, recs...)
 	written := 0
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	for i, res := range results {
 		if res.Err != nil {
 			errs = append(errs, fmt.Errorf("flow %s: write checkpoint to %s on %s: %w", c.cfg.Name(), c.topic, c.cfg.Target, res.Err))
 			continue
 		}
-		ck := cks[i]
+		ck := sent[i]
 		c.last[ckKey{ck.Group, ck.Topic, ck.Partition}] = ck
 		written++
 		c.obs.CheckpointWritten(c.cfg.Source, c.cfg.Target, ck.Group, ck.Topic, ck.Partition, c.now().Sub(listedAt))
 	}
-	c.mu.Unlock()
-	return written, errors.Join(errs...)
+	return written, errs
 }
 
 // activeErr reports commit errors that mean the group has members.

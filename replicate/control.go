@@ -3,6 +3,8 @@ package replicate
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -15,103 +17,123 @@ import (
 // behind a backlog of copies (and an exactly-once data producer can commit
 // copies and progress together without carrying offset syncs).
 
-func (w *worker) queueSync(s mm2.OffsetSync) {
-	w.smu.Lock()
-	w.syncQ = append(w.syncQ, s)
-	w.smu.Unlock()
+// syncSender writes a flow's offset syncs, in order, to partition 0 of the
+// offset-syncs topic (MM2 writes only there): immediate ones as they come,
+// delayed ones every OffsetFlushInterval and when a task is released
+// (MM2's OffsetSyncWriter, offsetsync.go).
+type syncSender struct {
+	cfg   FlowConfig
+	log   *slog.Logger
+	prod  *kgo.Client // the control producer, or the source's when the topic is there
+	topic string
+	mu    sync.Mutex // guards q
+	q     []mm2.OffsetSync
+	wake  chan struct{}
+}
+
+func newSyncSender(cfg FlowConfig, log *slog.Logger) *syncSender {
+	return &syncSender{cfg: cfg, log: log, wake: make(chan struct{}, 1)}
+}
+
+func (s *syncSender) queue(syncs ...mm2.OffsetSync) {
+	if len(syncs) == 0 {
+		return
+	}
+	s.mu.Lock()
+	s.q = append(s.q, syncs...)
+	s.mu.Unlock()
 	select {
-	case w.syncWake <- struct{}{}:
+	case s.wake <- struct{}{}:
 	default:
 	}
 }
 
-// runSyncSender writes queued offset syncs as they come, and promotes the
-// delayed ones every OffsetFlushInterval.
-func (w *worker) runSyncSender(ctx context.Context) {
-	if !w.cfg.EmitOffsetSyncs {
+// run writes queued syncs as they come, and promotes the delayed ones of
+// tasks every OffsetFlushInterval, until ctx ends.
+func (s *syncSender) run(ctx context.Context, tasks *taskSet) {
+	if !s.cfg.EmitOffsetSyncs {
 		return
 	}
-	t := time.NewTicker(w.cfg.OffsetFlushInterval)
+	t := time.NewTicker(s.cfg.OffsetFlushInterval)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-w.syncWake:
+		case <-s.wake:
 		case <-t.C:
-			w.promoteDelayed()
+			s.promote(tasks.all())
 		}
-		w.sendSyncs()
+		s.send()
 	}
 }
 
-func (w *worker) promoteDelayed() {
+// promote queues the delayed sync of each of ts.
+func (s *syncSender) promote(ts []*task) {
 	var promoted []mm2.OffsetSync
-	for _, t := range w.allTasks() {
+	for _, t := range ts {
 		t.mu.Lock()
-		if s, ok := t.sync.flush(t.src.topic, t.src.partition); ok {
-			promoted = append(promoted, s)
+		if sync, ok := t.sync.flush(t.src.topic, t.src.partition); ok {
+			promoted = append(promoted, sync)
 		}
 		t.mu.Unlock()
 	}
-	if len(promoted) > 0 {
-		w.smu.Lock()
-		w.syncQ = append(w.syncQ, promoted...)
-		w.smu.Unlock()
-	}
+	s.queue(promoted...)
 }
 
-// sendSyncs hands queued syncs to the producer of the offset-syncs cluster,
-// in order, partition 0 (MM2 writes only there). Send errors are logged: a
-// lost sync only makes translation more conservative.
-func (w *worker) sendSyncs() {
-	w.smu.Lock()
-	q := w.syncQ
-	w.syncQ = nil
-	w.smu.Unlock()
-	for _, s := range q {
-		k, err := s.MarshalKey()
+// send hands the queued syncs to the producer. Send errors are logged: a
+// lost sync only makes translation more conservative. The records are
+// produced without a deadline of their own: the final flush, bounded by
+// the stop budget, is what waits for them.
+func (s *syncSender) send() {
+	s.mu.Lock()
+	q := s.q
+	s.q = nil
+	s.mu.Unlock()
+	for _, sync := range q {
+		k, err := sync.MarshalKey()
 		if err != nil {
-			w.log.Warn("offset sync not encodable", "topic", s.Topic, "err", err)
+			s.log.Warn("offset sync not encodable", "topic", sync.Topic, "err", err)
 			continue
 		}
-		v, _ := s.MarshalValue()
-		w.syncProducer.Produce(w.sendCtx, &kgo.Record{Topic: w.syncTopic, Partition: 0, Key: k, Value: v}, w.onSyncAck)
+		v, _ := sync.MarshalValue()
+		s.prod.Produce(context.Background(), &kgo.Record{Topic: s.topic, Partition: 0, Key: k, Value: v}, s.onAck)
 	}
 }
 
-func (w *worker) onSyncAck(_ *kgo.Record, err error) {
-	if err != nil && !errors.Is(err, context.Canceled) {
-		w.log.Warn("offset sync not written", "topic", w.syncTopic, "err", err)
+func (s *syncSender) onAck(_ *kgo.Record, err error) {
+	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, kgo.ErrClientClosed) {
+		s.log.Warn("offset sync not written", "topic", s.topic, "err", err)
 	}
 }
 
-// runProgressWriter writes progress every ProgressInterval, and also
-// firstWriteDelay after a task's first acknowledgement, so a process that
-// dies within its first interval (a crash loop) still saved how far it got:
-// a restart re-copies at most ProgressInterval of acknowledged copies, plus
-// what was in flight, whenever it dies.
-func (w *worker) runProgressWriter(ctx context.Context) {
-	t := time.NewTicker(w.cfg.ProgressInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-w.firstAck:
-			select { // gather the first acknowledgements of the other tasks too
-			case <-ctx.Done():
-				return
-			case <-time.After(firstWriteDelay):
-			}
-			if err := w.writeProgress(ctx, w.allTasks()); err != nil && ctx.Err() == nil {
-				w.log.Warn("progress not written", "err", err)
-			}
-		case <-t.C:
-			if err := w.writeProgress(ctx, w.allTasks()); err != nil && ctx.Err() == nil {
-				w.log.Warn("progress not written", "err", err)
-			}
-		}
+// progressWriter writes the acknowledged positions of at-least-once tasks
+// to the flow's progress topic with the control producer: every
+// ProgressInterval, firstWriteDelay after a task's first acknowledgement
+// (so a process that dies within its first interval, a crash loop, still
+// saved how far it got), when a task is released and at the stop. Writes
+// are serialised, so a periodic write never lands after (and below) a
+// release's final one. Exactly-once tasks commit their progress in their
+// transactions (eos.go).
+type progressWriter struct {
+	cfg   FlowConfig
+	log   *slog.Logger
+	now   func() time.Time
+	prod  *kgo.Client
+	topic string
+	mu    sync.Mutex // serialises writes
+	first chan struct{}
+}
+
+func newProgressWriter(cfg FlowConfig, log *slog.Logger, now func() time.Time) *progressWriter {
+	return &progressWriter{cfg: cfg, log: log, now: now, topic: ProgressTopic(cfg.Policy, cfg.Source), first: make(chan struct{}, 1)}
+}
+
+// firstAck wakes the writer: a task acknowledged its first copy.
+func (p *progressWriter) firstAck() {
+	select {
+	case p.first <- struct{}{}:
+	default:
 	}
 }
 
@@ -119,32 +141,53 @@ func (w *worker) runProgressWriter(ctx context.Context) {
 // progress is written.
 const firstWriteDelay = 20 * time.Millisecond
 
-// writeProgress writes the acknowledged position of each of tasks that moved
-// since its last write, with the control producer, and waits for the target
-// to acknowledge them. Writes are serialised, so a periodic write never lands
-// after (and below) a revocation's final one.
-func (w *worker) writeProgress(ctx context.Context, tasks []*task) error {
-	w.pmu.Lock()
-	defer w.pmu.Unlock()
+// run writes the progress of tasks until ctx ends.
+func (p *progressWriter) run(ctx context.Context, tasks *taskSet) {
+	t := time.NewTicker(p.cfg.ProgressInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-p.first:
+			select { // gather the first acknowledgements of the other tasks too
+			case <-ctx.Done():
+				return
+			case <-time.After(firstWriteDelay):
+			}
+		case <-t.C:
+		}
+		if err := p.write(ctx, tasks.all()); err != nil && ctx.Err() == nil {
+			p.log.Warn("progress not written", "err", err)
+		}
+	}
+}
+
+// write writes the position of each of ts that moved (or whose loss record
+// changed) since its last write, and waits for the target to acknowledge
+// them. Tasks still starting have no resume point yet and are left out.
+func (p *progressWriter) write(ctx context.Context, ts []*task) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	type pending struct {
 		t    *task
 		next int64
 	}
-	now := w.now()
+	now := p.now()
 	var (
 		recs []*kgo.Record
 		pend []pending
 	)
-	for _, t := range tasks {
+	for _, t := range ts {
 		if t.State() == TaskStarting {
-			continue // no resume point yet
+			continue
 		}
 		t.mu.Lock()
-		if (t.acked > t.written || t.loss.dirty) && t.tx == nil { // exactly-once tasks commit their progress
-			r := encodeProgressValue(t.src, t.progressValue(t.acked, now))
-			r.Topic = w.progress.topic
+		if t.pos.acked > t.pos.written || t.loss.dirty {
+			r := encodeProgressValue(t.src, t.progressValue(t.pos.acked, now))
+			r.Topic = p.topic
 			recs = append(recs, r)
-			pend = append(pend, pending{t, t.acked})
+			pend = append(pend, pending{t, t.pos.acked})
 			t.loss.dirty = false
 		}
 		t.mu.Unlock()
@@ -152,22 +195,18 @@ func (w *worker) writeProgress(ctx context.Context, tasks []*task) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	results := w.control.ProduceSync(ctx, recs...)
+	results := p.prod.ProduceSync(ctx, recs...)
 	var errs []error
 	for i, res := range results {
+		pt := pend[i]
+		pt.t.mu.Lock()
 		if res.Err != nil {
 			errs = append(errs, res.Err)
-			pend[i].t.mu.Lock()
-			pend[i].t.loss.dirty = true // write it again next time
-			pend[i].t.mu.Unlock()
-			continue
+			pt.t.loss.dirty = true // write it again next time
+		} else if pt.next > pt.t.pos.written {
+			pt.t.pos.written = pt.next
 		}
-		p := pend[i]
-		p.t.mu.Lock()
-		if p.next > p.t.written {
-			p.t.written = p.next
-		}
-		p.t.mu.Unlock()
+		pt.t.mu.Unlock()
 	}
 	return errors.Join(errs...)
 }

@@ -29,22 +29,26 @@ import (
 // does the new owner read the progress topic, so the position it resumes
 // from is final: no earlier epoch can commit past it.
 //
-// A task's transaction holds its copies and one progress record naming the
-// next source offset after them; it commits every TransactionInterval (and
-// at a handover). The progress view and every other reader read committed,
-// so a crash anywhere leaves, on the target, the copies of exactly the
-// source offsets below the committed progress. Offset syncs are computed
-// from the copies' target offsets but written only after the transaction
-// that holds them commits (on the control producer, or the source's), so
-// no sync names an aborted copy; a sync lost in a crash only makes
-// translation coarser, as in at-least-once mode.
+// The copies take the same path as at-least-once ones (copyRecords: the
+// same checks against the remote topic's limits, gaps and markers) and the
+// producer is built by the same function with the same batch cap
+// (producer.go); the differences are that the task's own goroutine copies,
+// so that its copies, commits and aborts follow one another, and that a
+// transaction holds its copies and one progress record naming the next
+// source offset after them (with the task's loss record). It commits every
+// TransactionInterval, at a handover, and when the task stops. The progress
+// view and every other reader read committed, so a crash anywhere leaves, on
+// the target, the copies of exactly the source offsets below the committed
+// progress. Offset syncs are computed from the copies' target offsets but
+// written only after the transaction that holds them commits (on the
+// control producer, or the source's), so no sync names an aborted copy.
 //
-// A transaction the target refuses (a record too large, ...) is aborted and
-// its copies are produced again in a new one; the third refusal in a row at
-// the same position stops the partition with a [RecordError] naming the
-// first refused record. A fenced task copies nothing more: the group takes
-// the partition away (this process lost it); if it has not within two
-// session timeouts, the flow stops with the error.
+// A transaction the target refuses is aborted and its copies are produced
+// again in a new one; the third refusal in a row at the same position stops
+// the partition with a [RecordError] naming the first refused record. A
+// fenced task copies nothing more: the group takes the partition away (this
+// process lost it); if it has not within two session timeouts, the flow
+// stops with the error.
 
 // TransactionalID is the transactional id of the exactly-once task copying
 // topic[partition] of the flow with the given group id:
@@ -62,45 +66,57 @@ type TransactionObserver interface {
 }
 
 // eosQueueMax is the most fetched records an exactly-once task holds before
-// its partition's fetching pauses (and resumes below half of it).
+// its partition's fetching pauses (and resumes once the loop took them).
 const eosQueueMax = 20000
 
 // eosMaxAborts is how many aborts in a row at one position stop a task.
 const eosMaxAborts = 3
 
-// txTask is the exactly-once side of one task.
+// exactlyOnce is the exactly-once delivery mode.
+type exactlyOnce struct{ w *worker }
+
+// txTask is the exactly-once side of one task: its transactional producer
+// and the loop (run) that copies its fetched records and commits.
 type txTask struct {
 	w    *worker
 	t    *task
 	id   string
 	prod *kgo.Client
 
-	wake chan struct{}
-	stop chan struct{} // closed by release
-	done chan struct{} // closed when run returns
-	// handover: at stop, commit what is open (a revocation) rather than
-	// abandon it (a loss).
-	handover bool
+	wake    chan struct{}
+	stop    chan struct{} // closed by drain
+	done    chan struct{} // closed when run returns
+	started atomic.Bool   // run was started
 
-	qmu    sync.Mutex
-	q      []*kgo.Record
-	paused bool
+	qmu    sync.Mutex // guards q and paused
+	q      []fetched  // fetched, not yet copied
+	paused bool       // the fetch gate holds the partition (holdQueue)
 
-	// Owned by run.
-	next      int64         // next source offset to copy
+	txs txState // t.mu: what the open transaction's copies gathered
+	cur txRun   // owned by run
+}
+
+// fetched is one fetch's records of the task's partition.
+type fetched struct {
+	recs     []*kgo.Record
+	logStart int64
+}
+
+// txRun is the transaction loop's own state.
+type txRun struct {
 	committed int64         // progress of the last commit
 	open      bool          // a transaction is open
 	began     time.Time     // when it opened, or the last commit
 	recs      []*kgo.Record // copies of the open transaction, for a retry
 	ups       []int64       // their source offsets
-	started   atomic.Bool   // run was started
 	aborts    int           // aborts in a row at the same position
 	fenced    bool
 	finishing bool // finish runs: an abort copies nothing again
+	lossInTx  bool // the open transaction's progress record carries the task's loss record
 }
 
-// txState, on the task (guarded by t.mu), is what the produce promises of
-// the open transaction gather until it commits.
+// txState, on the txTask but guarded by t.mu, is what the produce promises
+// of the open transaction gather until it commits.
 type txState struct {
 	err     error       // the first refused copy's error
 	bad     int64       // its source offset
@@ -139,37 +155,30 @@ func CheckTransactions(ctx context.Context, cfg FlowConfig, tgt *kadm.Client) er
 	return missing
 }
 
-// initTransactions gives each starting task of batch its transactional
-// producer and fences the id's previous epoch (InitProducerID), in parallel.
-// It runs before the progress is read: see the comment at the top.
-func (w *worker) initTransactions(ctx context.Context, batch []*task) error {
+// attach gives each starting task of batch its transactional producer and
+// fences the id's previous epoch (InitProducerID), in parallel. It runs
+// before the progress is read: see the comment at the top.
+func (e exactlyOnce) attach(ctx context.Context, batch []*task) error {
 	var (
 		mu   sync.Mutex
 		errs []error
 		wg   sync.WaitGroup
 	)
 	for _, t := range batch {
-		if t.tx != nil || t.State() != TaskStarting {
+		if t.sink != nil || t.State() != TaskStarting {
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			x, err := w.newTxTask(ctx, t)
+			x, err := e.w.newTxTask(ctx, t)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
 				errs = append(errs, err)
 				return
 			}
-			t.mu.Lock()
-			if t.State() == TaskStarting {
-				t.tx, x = x, nil
-			}
-			t.mu.Unlock()
-			if x != nil {
-				x.prod.Close() // revoked meanwhile
-			}
+			t.sink, t.ack = x, x.onAck
 		}()
 	}
 	wg.Wait()
@@ -178,9 +187,7 @@ func (w *worker) initTransactions(ctx context.Context, batch []*task) error {
 
 func (w *worker) newTxTask(ctx context.Context, t *task) (*txTask, error) {
 	id := TransactionalID(w.cfg.GroupID, t.src.topic, t.src.partition)
-	prod, err := w.clients.Client(w.cfg.Target, RoleProducer, kgo.TransactionalID(id),
-		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RecordDeliveryTimeout(0),
-		kgo.ConcurrentTransactionsBackoff(5*time.Millisecond))
+	prod, err := w.dataProducer(id)
 	if err != nil {
 		return nil, fmt.Errorf("flow %s: transactional producer %s on %s: %w", w.cfg.Name(), id, w.cfg.Target, err)
 	}
@@ -188,28 +195,75 @@ func (w *worker) newTxTask(ctx context.Context, t *task) (*txTask, error) {
 		prod.Close()
 		return nil, fmt.Errorf("flow %s: init transactional id %s on %s: %w", w.cfg.Name(), id, w.cfg.Target, err)
 	}
-	return &txTask{w: w, t: t, id: id, prod: prod, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}, nil
+	x := &txTask{w: w, t: t, id: id, prod: prod, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	return x, nil
 }
 
-// startTx starts the task's transaction loop at its resume point.
-func (x *txTask) start(resume int64) {
-	x.next, x.committed, x.began = resume, resume, time.Now()
+func (e exactlyOnce) begin(t *task) {
+	x, ok := t.sink.(*txTask)
+	if !ok {
+		return
+	}
+	x.cur.committed, x.cur.began = t.position.Load(), time.Now()
+	t.mu.Lock()
+	x.txs = txState{sync: t.sync}
+	t.mu.Unlock()
 	x.started.Store(true)
 	go x.run()
 }
 
+func (exactlyOnce) deliver(_ context.Context, t *task, p *kgo.FetchTopicPartition, _ time.Time) {
+	if x, ok := t.sink.(*txTask); ok {
+		x.enqueue(p.Records, p.LogStartOffset)
+	}
+}
+
+func (exactlyOnce) ownProgress() bool { return true }
+
+// drain ends the transaction loops of released tasks (each commits what is
+// open, see finish) and closes the producers of those that never ran,
+// bounded by ctx.
+func (e exactlyOnce) drain(ctx context.Context, ts []*task, handover bool) {
+	var loops []*txTask
+	for _, t := range ts {
+		x, ok := t.sink.(*txTask)
+		if !ok {
+			continue
+		}
+		if !x.started.Load() {
+			x.prod.Close()
+			continue
+		}
+		close(x.stop)
+		loops = append(loops, x)
+	}
+	for _, x := range loops {
+		select {
+		case <-x.done:
+		case <-ctx.Done():
+			e.w.stop.left(fmt.Sprintf("the transaction of %s[%d] (transactional id %s) not ended in time; the next owner's fencing aborts it",
+				x.t.src.topic, x.t.src.partition, x.id))
+		}
+	}
+}
+
 // enqueue takes a fetch's records for the task (the poll goroutine, under
-// w.dmu); past eosQueueMax queued records the partition stops fetching.
-func (x *txTask) enqueue(recs []*kgo.Record) {
+// the dispatch lock); past eosQueueMax queued records the partition stops
+// fetching.
+func (x *txTask) enqueue(recs []*kgo.Record, logStart int64) {
 	x.qmu.Lock()
-	x.q = append(x.q, recs...)
-	pause := len(x.q) > eosQueueMax && !x.paused
+	x.q = append(x.q, fetched{recs: recs, logStart: logStart})
+	n := 0
+	for _, f := range x.q {
+		n += len(f.recs)
+	}
+	pause := n > eosQueueMax && !x.paused
 	if pause {
 		x.paused = true
 	}
 	x.qmu.Unlock()
 	if pause {
-		x.w.consumer.PauseFetchPartitions(map[string][]int32{x.t.src.topic: {x.t.src.partition}})
+		x.w.gate.hold(x.t, holdQueue)
 	}
 	select {
 	case x.wake <- struct{}{}:
@@ -217,7 +271,7 @@ func (x *txTask) enqueue(recs []*kgo.Record) {
 	}
 }
 
-func (x *txTask) take() []*kgo.Record {
+func (x *txTask) take() []fetched {
 	x.qmu.Lock()
 	q := x.q
 	x.q = nil
@@ -225,15 +279,19 @@ func (x *txTask) take() []*kgo.Record {
 	x.paused = false
 	x.qmu.Unlock()
 	if resume {
-		x.w.consumer.ResumeFetchPartitions(map[string][]int32{x.t.src.topic: {x.t.src.partition}})
+		x.w.gate.unhold(x.t, holdQueue)
 	}
 	return q
 }
 
+// run is the task's transaction loop: it copies what was fetched into the
+// open transaction and commits every TransactionInterval, until drain
+// closes stop (then finish).
 func (x *txTask) run() {
 	defer close(x.done)
-	ctx := context.WithoutCancel(x.w.retryCtx)
-	tick := time.NewTicker(max(x.w.cfg.TransactionInterval/4, time.Millisecond))
+	w, t := x.w, x.t
+	ctx := context.WithoutCancel(w.run.ctx) // the client's stop context bounds it (stop.go)
+	tick := time.NewTicker(max(w.cfg.TransactionInterval/4, time.Millisecond))
 	defer tick.Stop()
 	for {
 		select {
@@ -243,104 +301,106 @@ func (x *txTask) run() {
 		case <-x.wake:
 		case <-tick.C:
 		}
-		if x.fenced || x.t.halted.Load() {
+		if x.cur.fenced || t.halted.Load() || w.freeze.suspect.Load() {
 			x.take() // drop: nothing more is copied here
+			if !x.cur.fenced && !w.freeze.suspect.Load() && x.dirty() {
+				x.commit(ctx) // the copies before the stop, and the stop itself
+			}
 			continue
 		}
-		for _, r := range x.take() {
-			x.copy(ctx, r)
+		for _, f := range x.take() {
+			w.copyRecords(ctx, t, f.recs, f.logStart, time.Now())
 		}
-		if time.Since(x.began) >= x.w.cfg.TransactionInterval {
+		if time.Since(x.cur.began) >= w.cfg.TransactionInterval {
 			x.commit(ctx)
 		}
 	}
 }
 
-// copy produces r's copy into the open transaction (opening one).
-func (x *txTask) copy(ctx context.Context, r *kgo.Record) {
-	t := x.t
-	if r.Offset < x.next {
-		return // buffered before this assignment started
-	}
-	next := r.Offset + 1
-	if r.Attrs.IsControl() {
-		x.next = next
-		t.position.Store(next)
-		return
-	}
-	if !x.begin() {
-		return
-	}
-	if x.w.observing {
-		t.obs.Polled(len(r.Value), time.Since(r.Timestamp))
-	}
-	prepareCopy(r, t)
-	x.recs = append(x.recs, r)
-	x.ups = append(x.ups, r.Offset)
-	t.mu.Lock()
-	t.push(r.Offset, len(r.Value))
-	t.mu.Unlock()
-	x.prod.Produce(ctx, r, t.ack)
-	x.next = next
-	t.position.Store(next)
+// dirty reports whether something is to be committed: copies, a position
+// moved past markers, or a loss record.
+func (x *txTask) dirty() bool {
+	x.t.mu.Lock()
+	loss := x.t.loss.dirty
+	x.t.mu.Unlock()
+	return x.cur.open || x.t.position.Load() > x.cur.committed || loss
 }
 
-func (x *txTask) begin() bool {
-	if x.open {
+// open begins a transaction if none is open; false once fenced.
+func (x *txTask) open(*task) bool {
+	if x.cur.open {
 		return true
+	}
+	if x.cur.fenced {
+		return false
 	}
 	if err := x.prod.BeginTransaction(); err != nil {
 		x.fence(err)
 		return false
 	}
-	x.open = true
+	x.cur.open = true
 	return true
 }
 
-// onTxnAck is the produce promise of an exactly-once copy: the record is in
+func (x *txTask) send(ctx context.Context, t *task, r *kgo.Record, up int64) {
+	x.cur.recs = append(x.cur.recs, r)
+	x.cur.ups = append(x.cur.ups, up)
+	x.prod.Produce(ctx, r, t.ack)
+}
+
+// passMarker: the commit moves acked to the position, markers included.
+func (x *txTask) passMarker(*task, int64) {}
+
+// onAck is the produce promise of an exactly-once copy: the record is in
 // the open transaction, not yet committed.
-func (w *worker) onTxnAck(t *task, r *kgo.Record, err error) {
+func (x *txTask) onAck(r *kgo.Record, err error) {
+	t, w := x.t, x.w
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	c := t.pop()
-	up := c.up
-	ts := &t.txs
+	c := t.q.pop()
+	ts := &x.txs
 	if err != nil {
 		if ts.err == nil {
-			ts.err, ts.bad, ts.badRec = err, up, r
+			ts.err, ts.bad, ts.badRec = err, c.up, r
 		}
 		return
 	}
 	ts.records++
 	ts.bytes += c.bytes
 	if w.observing {
-		t.obs.Acked(len(r.Value), time.Since(r.Timestamp), t.acked)
+		t.obs.Acked(len(r.Value), time.Since(r.Timestamp), t.pos.acked)
 	}
 	if w.cfg.EmitOffsetSyncs {
-		if s, now := ts.sync.update(t.src.topic, t.src.partition, up, r.Offset, w.cfg.OffsetLagMax); now {
+		if s, now := ts.sync.update(t.src.topic, t.src.partition, c.up, r.Offset, w.cfg.OffsetLagMax); now {
 			ts.syncs = append(ts.syncs, s)
 		}
 	}
 }
 
-// commit writes the progress record into the open transaction and commits
-// it; a refusal aborts it and produces its copies again in a new one.
+// commit writes the progress record (the next source offset, with the
+// task's loss record) into the open transaction and commits it; a refusal
+// aborts it and produces its copies again in a new one.
 func (x *txTask) commit(ctx context.Context) {
 	t, w := x.t, x.w
-	if x.next == x.committed && !x.open {
-		x.began = time.Now()
+	if !x.dirty() {
+		x.cur.began = time.Now()
 		return
 	}
-	if !x.begin() {
+	if !x.open(t) {
 		return
 	}
-	pr := encodeProgress(t.src, x.next, w.now())
+	next := t.position.Load()
+	t.mu.Lock()
+	x.cur.lossInTx = t.loss.dirty
+	t.loss.dirty = false
+	pr := encodeProgressValue(t.src, t.progressValue(next, w.now()))
+	t.mu.Unlock()
 	pr.Topic = w.progress.topic
 	var perr error
 	x.prod.Produce(ctx, pr, func(_ *kgo.Record, err error) { perr = err })
 	err := x.prod.Flush(ctx)
 	t.mu.Lock()
-	refused := t.txs.err
+	refused := x.txs.err
 	t.mu.Unlock()
 	if err == nil {
 		err = errors.Join(refused, perr)
@@ -348,7 +408,7 @@ func (x *txTask) commit(ctx context.Context) {
 	if err == nil {
 		err = x.prod.EndTransaction(ctx, kgo.TryCommit)
 		if err == nil {
-			x.committedOK()
+			x.committedOK(next)
 			return
 		}
 	}
@@ -356,33 +416,37 @@ func (x *txTask) commit(ctx context.Context) {
 		x.fence(err)
 		return
 	}
-	x.abort(ctx, err)
+	x.abort(ctx, next, err)
 }
 
-func (x *txTask) committedOK() {
+func (x *txTask) committedOK(next int64) {
 	t, w := x.t, x.w
 	t.mu.Lock()
-	ts := t.txs
-	t.acked, t.written = x.next, x.next
-	t.records += ts.records
-	t.bytes += ts.bytes
+	ts := x.txs
+	t.pos.acked, t.pos.written = next, next
+	t.pos.records += ts.records
+	t.pos.bytes += ts.bytes
 	t.sync = ts.sync
-	t.txs = txState{sync: ts.sync}
+	x.txs = txState{sync: ts.sync}
+	end := t.pos.end >= 0 && next >= t.pos.end
 	t.mu.Unlock()
 	for _, s := range ts.syncs {
-		w.queueSync(s)
+		w.syncs.queue(s)
 	}
-	x.committed, x.open, x.began, x.aborts = x.next, false, time.Now(), 0
-	clear(x.recs)
-	x.recs, x.ups = x.recs[:0], x.ups[:0]
-	w.txCommitted.Add(1)
+	x.cur.committed, x.cur.open, x.cur.began, x.cur.aborts, x.cur.lossInTx = next, false, time.Now(), 0, false
+	clear(x.cur.recs)
+	x.cur.recs, x.cur.ups = x.cur.recs[:0], x.cur.ups[:0]
+	w.counts.txCommitted.Add(1)
 	if o, ok := w.obs.(TransactionObserver); ok {
 		o.TransactionEnded(w.cfg.Source, w.cfg.Target, true)
+	}
+	if end && w.once {
+		w.wakeAtEnd()
 	}
 }
 
 func (w *worker) noteAbort() {
-	w.txAborted.Add(1)
+	w.counts.txAborted.Add(1)
 	if o, ok := w.obs.(TransactionObserver); ok {
 		o.TransactionEnded(w.cfg.Source, w.cfg.Target, false)
 	}
@@ -390,89 +454,104 @@ func (w *worker) noteAbort() {
 
 // abort aborts the open transaction after cause and produces its copies
 // again in a new one, or stops the task after eosMaxAborts in a row.
-func (x *txTask) abort(ctx context.Context, cause error) {
+func (x *txTask) abort(ctx context.Context, next int64, cause error) {
 	t, w := x.t, x.w
 	if err := x.prod.EndTransaction(ctx, kgo.TryAbort); err != nil {
 		x.fence(fmt.Errorf("abort after %v: %w", cause, err))
 		return
 	}
 	w.noteAbort()
-	x.open = false
+	x.cur.open = false
 	// A commit whose outcome was not confirmed may have gone through: the
 	// committed progress says.
 	if err := w.progress.catchUp(ctx); err == nil {
-		if p, ok := w.progress.get(t.src); ok && p >= x.next {
-			x.committedOK()
+		if p, ok := w.progress.get(t.src); ok && p >= next {
+			x.committedOK(next)
 			return
 		}
 	}
 	t.mu.Lock()
-	ts := t.txs
-	t.txs = txState{sync: t.sync}
-	t.inflight, t.head = t.inflight[:0], 0
+	ts := x.txs
+	x.txs = txState{sync: t.sync}
+	t.q.reset()
+	if x.cur.lossInTx {
+		t.loss.dirty = true // write it again with the next transaction
+	}
 	t.mu.Unlock()
-	x.aborts++
-	if x.finishing {
+	x.cur.aborts++
+	if x.cur.finishing {
 		return
 	}
-	if x.aborts >= eosMaxAborts && ts.err != nil {
-		rec := ts.badRec
-		size := len(rec.Key) + len(rec.Value)
-		for _, h := range rec.Headers {
-			size += len(h.Key) + len(h.Value)
-		}
-		rerr := &RecordError{Flow: w.cfg.Name(), Topic: t.src.topic, RemoteTopic: t.remote, Partition: t.src.partition,
-			Offset: ts.bad, Size: size, Timestamp: rec.Timestamp, Err: ts.err}
-		t.mu.Lock()
-		t.err = rerr
-		t.mu.Unlock()
-		t.halted.Store(true)
-		t.state.Store(TaskStopped)
-		w.log.Error("partition stopped", "err", rerr, "transactional_id", x.id)
+	if x.cur.aborts >= eosMaxAborts && ts.err != nil {
+		x.refused(ts)
 		return
 	}
 	w.log.Warn("transaction aborted; copying its records again in a new one", "topic", t.src.topic, "partition", t.src.partition,
-		"transactional_id", x.id, "from", x.committed, "to", x.next, "err", cause)
+		"transactional_id", x.id, "from", x.cur.committed, "to", next, "err", cause)
 	select {
-	case <-time.After(min(time.Duration(x.aborts)*100*time.Millisecond, 2*time.Second)):
+	case <-time.After(min(time.Duration(x.cur.aborts)*100*time.Millisecond, 2*time.Second)):
 	case <-x.stop:
 	}
-	if len(x.recs) == 0 || !x.begin() {
+	if len(x.cur.recs) == 0 || !x.open(t) {
 		return
 	}
-	for i, r := range x.recs {
+	for i, r := range x.cur.recs {
 		t.mu.Lock()
-		t.push(x.ups[i], len(r.Value))
+		t.q.push(x.cur.ups[i], len(r.Value))
 		t.mu.Unlock()
 		x.prod.Produce(ctx, r, t.ack)
 	}
+}
+
+// refused stops the task at the first copy the target refused in each of
+// eosMaxAborts transactions: a [RecordError] and a refused loss event,
+// as an at-least-once refusal reports it. The aborted copies are dropped
+// and the position goes back to the last commit, which the stop's own
+// transaction (run) writes with the loss record: a start after the fix
+// copies again from there.
+func (x *txTask) refused(ts txState) {
+	t, w := x.t, x.w
+	rec := ts.badRec
+	size := recordSize(rec)
+	rerr := &RecordError{Flow: w.cfg.Name(), Topic: t.src.topic, RemoteTopic: t.remote, Partition: t.src.partition,
+		Offset: ts.bad, Size: size, Timestamp: rec.Timestamp, Err: ts.err}
+	t.mu.Lock()
+	t.fail.err = rerr
+	t.mu.Unlock()
+	t.position.Store(x.cur.committed)
+	clear(x.cur.recs)
+	x.cur.recs, x.cur.ups = x.cur.recs[:0], x.cur.ups[:0]
+	w.reportLoss(t, LossEvent{Kind: LossRefused, From: ts.bad, To: ts.bad, Stopped: true,
+		Reason: fmt.Sprintf("the target refused the copy in %s (%d bytes) in %d transactions in a row (transactional id %s): %v", t.remote, size, eosMaxAborts, x.id, ts.err)})
 }
 
 // fence stops the task for good: its transactional id has a newer epoch
 // (another member owns the partition), or its producer failed fatally.
 func (x *txTask) fence(err error) {
 	t, w := x.t, x.w
-	if x.fenced {
+	if x.cur.fenced {
 		return
 	}
-	x.fenced = true
+	x.cur.fenced = true
 	t.halted.Store(true)
 	t.mu.Lock()
-	t.firstErr = fmt.Errorf("transactional id %s fenced: %w", x.id, err)
+	t.fail.first = fmt.Errorf("transactional id %s fenced: %w", x.id, err)
 	t.mu.Unlock()
-	if x.open {
+	t.to(TaskFenced, w.log)
+	w.gate.hold(t, holdStopped)
+	if x.cur.open {
 		w.noteAbort()
-		x.open = false
+		x.cur.open = false
 	}
 	w.log.Warn("transaction fenced: nothing of it is committed; another member owns the partition now", "topic", t.src.topic,
-		"partition", t.src.partition, "transactional_id", x.id, "committed", x.committed, "err", err)
+		"partition", t.src.partition, "transactional_id", x.id, "committed", x.cur.committed, "err", err)
 	// Normally the group takes the partition away at once (this process
 	// was cut off); if it keeps it, copying is stuck: stop the flow.
 	go func() {
 		select {
 		case <-x.stop:
 		case <-time.After(2 * w.cfg.SessionTimeout):
-			if w.task(t.src.topic, t.src.partition) == t {
+			if w.tasks.isLive(t) {
 				w.fatal(fmt.Errorf("flow %s: %s[%d]: transactional id %s fenced while this process still owns the partition: %w",
 					w.cfg.Name(), t.src.topic, t.src.partition, x.id, err))
 			}
@@ -489,18 +568,19 @@ func (x *txTask) fence(err error) {
 // producer id, which would fence the new owner. The producer is closed.
 func (x *txTask) finish(ctx context.Context) {
 	defer x.prod.Close()
-	x.finishing = true
-	if !x.fenced && !x.t.halted.Load() {
-		for _, r := range x.take() {
-			x.copy(ctx, r)
-		}
-		if x.open || x.next > x.committed {
-			x.commit(ctx)
+	x.cur.finishing = true
+	w, t := x.w, x.t
+	if !x.cur.fenced && !t.halted.Load() {
+		for _, f := range x.take() {
+			w.copyRecords(ctx, t, f.recs, f.logStart, time.Now())
 		}
 	}
-	if x.open && !x.fenced {
+	if !x.cur.fenced && x.dirty() {
+		x.commit(ctx)
+	}
+	if x.cur.open && !x.cur.fenced {
 		_ = x.prod.AbortBufferedRecords(ctx)
-		x.w.noteAbort()
+		w.noteAbort()
 	}
 }
 
@@ -510,37 +590,4 @@ func isFenced(err error) bool {
 	return errors.Is(err, kerr.ProducerFenced) || errors.Is(err, kerr.InvalidProducerEpoch) ||
 		errors.Is(err, kerr.TransactionalIDAuthorizationFailed) || errors.Is(err, kerr.InvalidProducerIDMapping) ||
 		errors.Is(err, kerr.InvalidTxnState)
-}
-
-// stopTransactions ends the transaction loops of released tasks: commit
-// what is open on a handover, abort it on a loss; bounded by ctx.
-func (w *worker) stopTransactions(ctx context.Context, gone []*task, handover bool) {
-	for _, t := range gone {
-		t.mu.Lock()
-		x := t.tx
-		t.mu.Unlock()
-		if x == nil {
-			continue
-		}
-		if !x.started.Load() {
-			x.prod.Close()
-			continue
-		}
-		x.handover = handover
-		close(x.stop)
-	}
-	for _, t := range gone {
-		t.mu.Lock()
-		x := t.tx
-		t.mu.Unlock()
-		if x == nil || !x.started.Load() {
-			continue
-		}
-		select {
-		case <-x.done:
-		case <-ctx.Done():
-			w.log.Warn("transaction of a released partition not ended in time; the next owner's fencing aborts it",
-				"topic", t.src.topic, "partition", t.src.partition, "transactional_id", x.id)
-		}
-	}
 }

@@ -18,8 +18,6 @@ import (
 // while it leads.
 type flowRunner struct {
 	flowEnv
-	self Identity
-
 	worker *worker // nil for a pair that only emits heartbeats
 
 	// dataDone is closed when, with once, the data side is done and its
@@ -37,7 +35,8 @@ type flowRunner struct {
 	rebalances       atomic.Int64
 	noAuthorizerSaid atomic.Bool
 
-	mu         sync.Mutex
+	mu         sync.Mutex // guards self, ckpt, member, lease, membership and subscribed
+	self       Identity
 	ckpt       *checkpointer // the leader's, once it leads
 	member     *groupMember
 	lease      *groupMember
@@ -48,26 +47,37 @@ type flowRunner struct {
 // flowEnv is what the parts of one flow in this process share: its
 // settings and the engine's options.
 type flowEnv struct {
-	cfg      FlowConfig
-	clients  Clients
-	log      *slog.Logger // with the flow's name
-	now      func() time.Time
-	once     bool
-	stopWait time.Duration
-	obs      Observer
-	// ignoreMM2 is Options.IgnoreLiveMM2.
-	ignoreMM2 bool
+	cfg     FlowConfig
+	clients Clients
+	log     *slog.Logger // with the flow's name
+	now     func() time.Time
+	once    bool
+	obs     Observer
+	// observing is false with the no-op observer: the hot path then skips
+	// the clock reads that only metrics need.
+	observing bool
+	stop      *stopBudget // the flow's stop budget (stop.go)
+	// instanceID is this process's group.instance.id in the flow's
+	// groups, "" for dynamic membership (Options.InstanceID).
+	instanceID string
+	ignoreMM2  bool // Options.IgnoreLiveMM2
 }
 
 func newFlowRunner(f FlowConfig, opts Options, log *slog.Logger, observing bool) *flowRunner {
-	env := flowEnv{cfg: f, clients: opts.Clients, log: log.With("flow", f.Name()), now: opts.Now, once: opts.Once,
-		stopWait: opts.ShutdownTimeout, obs: opts.Observer, ignoreMM2: opts.IgnoreLiveMM2}
+	flog := log.With("flow", f.Name())
+	env := flowEnv{cfg: f, clients: opts.Clients, log: flog, now: opts.Now, once: opts.Once, obs: opts.Observer, observing: observing,
+		stop: newStopBudget(opts.StopBudget, flog), instanceID: opts.InstanceID, ignoreMM2: opts.IgnoreLiveMM2}
 	fr := &flowRunner{flowEnv: env, dataDone: make(chan struct{}), membership: MemberJoining, subscribed: map[string]bool{}}
 	if f.Enabled {
-		fr.worker = &worker{flowEnv: env, observing: observing, tasks: make(map[tp]*task), syncWake: make(chan struct{}, 1), firstAck: make(chan struct{}, 1),
-			progress: newProgressView(opts.Clients, f, env.log)}
+		fr.worker = newWorker(env)
 	}
 	return fr
+}
+
+func (fr *flowRunner) identity() Identity {
+	fr.mu.Lock()
+	defer fr.mu.Unlock()
+	return fr.self
 }
 
 func (fr *flowRunner) checkpointer() *checkpointer {
@@ -92,14 +102,14 @@ func (fr *flowRunner) recordErrors() []error {
 	if fr.worker == nil {
 		return nil
 	}
-	return append(fr.worker.recordErrors(), fr.worker.lossErrors()...)
+	return append(fr.worker.tasks.recordErrors(), fr.worker.tasks.lossErrors()...)
 }
 
 func (fr *flowRunner) status() FlowStatus {
 	fr.mu.Lock()
 	st := FlowStatus{
 		Flow: fr.cfg.Name(), Group: fr.cfg.GroupID, LeaderGroup: fr.cfg.GroupID + "-leader", Member: fr.self,
-		Membership: fr.membership, Leader: fr.leading.Load(), TasksMax: fr.cfg.TasksMax,
+		InstanceID: fr.instanceID, Membership: fr.membership, Leader: fr.leading.Load(), TasksMax: fr.cfg.TasksMax,
 		Rebalances: fr.rebalances.Load(), LeaderChanges: fr.leaderChanges.Load(),
 		Delivery: fr.cfg.Delivery(), SourceIsolation: fr.cfg.SourceIsolation(),
 	}
@@ -112,20 +122,25 @@ func (fr *flowRunner) status() FlowStatus {
 		st.MemberID = member.memberID()
 	}
 	if w := fr.worker; w != nil {
-		st.Tasks = len(w.allTasks())
-		st.Assigned, st.Revoked, st.Lost = w.assigned.Load(), w.revoked.Load(), w.lost.Load()
-		st.TransactionsCommitted, st.TransactionsAborted = w.txCommitted.Load(), w.txAborted.Load()
+		st.Tasks = w.tasks.count()
+		st.Assigned, st.Revoked, st.Lost = w.counts.assigned.Load(), w.counts.revoked.Load(), w.counts.lost.Load()
+		st.TransactionsCommitted, st.TransactionsAborted = w.counts.txCommitted.Load(), w.counts.txAborted.Load()
+		st.LateCopies = w.freeze.lateCopies.Load()
 	}
 	return st
 }
 
 // run runs the flow until ctx ends or, with once, until it is done. The first
 // error of any of its parts (membership, the leader's work) stops the rest
-// and is returned.
+// and is returned. Once the stop began (ctx ended, the once-run is done, a
+// part failed) everything left is bounded by the stop budget (stop.go).
 func (fr *flowRunner) run(ctx context.Context) (err error) {
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	stopWatch := context.AfterFunc(ctx, fr.stop.begin)
+	defer stopWatch()
+	defer fr.stop.report()
 	var (
 		errMu    sync.Mutex
 		firstErr error
@@ -138,44 +153,54 @@ func (fr *flowRunner) run(ctx context.Context) (err error) {
 		errMu.Unlock()
 		cancel()
 	}
-	result := func() error {
-		errMu.Lock()
-		defer errMu.Unlock()
+	if fr.worker == nil {
+		return fr.runHeartbeatsOnly(ctx)
+	}
+	dataErr := fr.runData(ctx, fail)
+	errMu.Lock()
+	defer errMu.Unlock()
+	if firstErr != nil {
 		return firstErr
 	}
+	return dataErr
+}
 
-	if fr.worker == nil {
-		// A pair that only emits heartbeats: the leader group's topic is
-		// the heartbeats topic, which must exist to be subscribed to.
-		adm, err := fr.clients.Admin(fr.cfg.Target)
-		if err != nil {
-			return err
-		}
-		if err := ensureInternalTopic(ctx, adm, fr.cfg.Policy.HeartbeatsTopic(), fr.cfg.HeartbeatsReplicationFactor); err != nil {
-			return fmt.Errorf("heartbeats %s: %w", fr.cfg.Name(), err)
-		}
-		probe, err := fr.clients.Client(fr.cfg.Target, RoleConsumer)
-		if err != nil {
-			return err
-		}
-		fr.setSelf(selfIdentity(probe))
-		probe.Close()
-		close(fr.dataDone)
-		if err := fr.runLease(ctx); err != nil {
-			return err
-		}
-		return nil
+// runHeartbeatsOnly runs a pair that only emits heartbeats: the leader
+// group's topic is the heartbeats topic, which must exist to be subscribed
+// to.
+func (fr *flowRunner) runHeartbeatsOnly(ctx context.Context) error {
+	adm, err := fr.clients.Admin(fr.cfg.Target)
+	if err != nil {
+		return err
 	}
+	if err := ensureInternalTopic(ctx, adm, fr.cfg.Policy.HeartbeatsTopic(), fr.cfg.HeartbeatsReplicationFactor); err != nil {
+		return fmt.Errorf("heartbeats %s: %w", fr.cfg.Name(), err)
+	}
+	probe, err := fr.clients.Client(fr.cfg.Target, RoleConsumer, fr.stop.clientOpt())
+	if err != nil {
+		return err
+	}
+	fr.setSelf(selfIdentity(probe))
+	probe.Close()
+	close(fr.dataDone)
+	return fr.runLease(ctx)
+}
 
+// runData runs an enabled flow: the start-up steps, the background loops,
+// the leader group, the source group and the poll loop; then the stop in
+// order: leave the source group (releasing every task writes its final
+// progress), flush what is left, tell the leader the data side is done.
+func (fr *flowRunner) runData(ctx context.Context, fail func(error)) error {
 	w := fr.worker
 	w.fatal = fail
+	w.run.ctx = ctx
 	bgCtx, stopBg := context.WithCancel(ctx)
 	var bg sync.WaitGroup
 	defer func() { stopBg(); bg.Wait(); w.progress.close() }()
 	// The progress view starts following the progress topic in the
 	// start-up reads (progressView.readAtStart), else once the topic is
 	// created.
-	w.followProgress = sync.OnceFunc(func() {
+	w.run.followProgress = sync.OnceFunc(func() {
 		bg.Add(1)
 		go func() {
 			defer bg.Done()
@@ -189,45 +214,28 @@ func (fr *flowRunner) run(ctx context.Context) (err error) {
 		return err
 	}
 	defer closeClients()
-	fr.setSelf(selfIdentity(w.consumer))
+	fr.setSelf(selfIdentity(w.io.consumer))
 	fr.obs.FlowState(fr.cfg.Source, fr.cfg.Target, true)
 	defer fr.obs.FlowState(fr.cfg.Source, fr.cfg.Target, false)
-	fr.log.Info("flow started", "topics", len(topics), "member", fr.self, "group", fr.cfg.GroupID, "tasks_max", fr.cfg.TasksMax)
+	fr.log.Info("flow started", "topics", len(topics), "member", fr.identity(), "group", fr.cfg.GroupID, "tasks_max", fr.cfg.TasksMax,
+		"instance_id", fr.instanceID, "delivery", fr.cfg.Delivery())
 	if fr.cfg.ReadUncommitted {
 		fr.log.Warn("the source is read read_uncommitted (isolation.level of the source consumer): records of open and aborted source transactions are copied to the target as committed records",
 			"cluster", fr.cfg.Source, "key", fr.cfg.Source+".consumer.isolation.level")
 	}
+	w.warmProducers(ctx)
+	w.runBackground(bgCtx, &bg)
+	w.run.followProgress()
 
-	w.retryCtx = ctx
-	// Open the producers' connections and load their producer IDs while the
-	// groups are joined, not in front of the first copy. A failure here is
-	// the first produce's to report.
-	for _, p := range []*kgo.Client{w.data, w.control} {
-		go func() {
-			_ = p.EnsureProduceConnectionIsOpen(ctx, -1)
-			_, _, _ = p.ProducerID(ctx)
-		}()
-	}
-	// Syncs handed to the producer must survive the stop: the final flush,
-	// bounded by ShutdownTimeout, is what waits for them.
-	w.sendCtx = context.WithoutCancel(ctx)
-
-	bg.Add(3)
-	go func() { defer bg.Done(); w.runPositions(bgCtx) }() // health.go
-	go func() { defer bg.Done(); w.runSyncSender(bgCtx) }()
-	go func() { defer bg.Done(); w.runProgressWriter(bgCtx) }()
-	w.followProgress()
-
-	var leaseDone sync.WaitGroup
-	leaseDone.Add(1)
+	leaseDone := make(chan struct{})
 	go func() {
-		defer leaseDone.Done()
+		defer close(leaseDone)
 		if err := fr.runLease(ctx); err != nil {
 			fail(fmt.Errorf("flow %s: leader: %w", fr.cfg.Name(), err))
 		}
 	}()
-
 	memberCtx, stopMember := context.WithCancel(ctx)
+	defer stopMember()
 	memberDone := make(chan struct{})
 	if len(topics) > 0 {
 		go func() {
@@ -243,27 +251,19 @@ func (fr *flowRunner) run(ctx context.Context) (err error) {
 
 	w.pollLoop(ctx)
 
-	// Leave the source group first (releasing every task writes its final
-	// progress), then flush what is left and tell the leader the data side
-	// is done.
+	// With once the membership still runs (ctx is not done): its stop
+	// releases every task, writing its final progress, and leaves.
 	stopMember()
 	<-memberDone
 	stopBg()
 	bg.Wait()
 	shutdownErr := w.shutdown(ctx)
 	close(fr.dataDone)
-	leaseDone.Wait()
+	<-leaseDone
 	fr.log.Info("flow stopped")
-	if err := result(); err != nil {
-		return err
-	}
 	return shutdownErr
 }
 
-// setUp builds the flow's clients and runs the start-up steps that every
-// member needs (the progress and offset-syncs topics, the topics to
-// subscribe to, with once the end offsets to copy up to), at once. It
-// returns the replicated source topics and a func that closes the clients.
 // startWait bounds how long a flow's start is retried while a cluster
 // answers with retriable errors (a broker just restarted, a leader election
 // under way): a process started then waits for the cluster instead of
@@ -290,7 +290,64 @@ func (fr *flowRunner) setUpRetrying(ctx context.Context) ([]string, func(), erro
 	}
 }
 
+// setUp builds the flow's clients and runs the start-up steps that every
+// member needs, at once: the reads (never beside a running MM2, where MM2
+// stopped, the progress, the topic plan), then the internal topics the flow
+// writes beside the offsets the resume points are chosen from (and, with
+// once, the end offsets to copy up to), then the preflight of the resume
+// points. Nothing is written before the reads all passed. It returns the
+// replicated source topics and a func that closes the clients.
 func (fr *flowRunner) setUp(ctx context.Context) (topics []string, _ func(), err error) {
+	w := fr.worker
+	closeAll, err := fr.openClients()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() {
+		if err != nil {
+			closeAll()
+		}
+	}()
+	var snap resumeSnapshot
+	plan, err := fr.readAtStart(ctx, &snap)
+	if err != nil {
+		return nil, nil, err
+	}
+	onceEnds, err := fr.prepareTopics(ctx, plan, &snap)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := w.preflightResume(ctx, plan, &snap); err != nil {
+		if err = w.preflightAgain(ctx, plan, &snap, err); err != nil {
+			return nil, nil, err
+		}
+	}
+	for _, name := range unmatchedNames(fr.cfg, plan) {
+		fr.log.Warn("topics names a topic the source does not list: it does not exist, or the principal may not DESCRIBE it; nothing is copied from it",
+			"item", name, "cluster", fr.cfg.Source)
+	}
+	fr.mu.Lock()
+	for _, t := range plan.Replicated() {
+		if t.Note != "" {
+			fr.log.Warn(t.Note, "topic", t.Topic)
+		}
+		topics = append(topics, t.Topic)
+		fr.subscribed[t.Topic] = true
+	}
+	fr.mu.Unlock()
+	if fr.once && len(topics) > 0 {
+		ends, err := onceEndsOf(fr.cfg, plan, onceEnds)
+		if err != nil {
+			return nil, nil, err
+		}
+		w.tasks.setOnceEnds(ends)
+	}
+	return topics, closeAll, nil
+}
+
+// openClients builds the flow's clients (every one ends its requests when
+// the stop budget runs out) and the fetch gate; the func closes them.
+func (fr *flowRunner) openClients() (func(), error) {
 	w, cfg := fr.worker, fr.cfg
 	var closers []func()
 	closeAll := func() {
@@ -298,47 +355,38 @@ func (fr *flowRunner) setUp(ctx context.Context) (topics []string, _ func(), err
 			closers[i]()
 		}
 	}
-	defer func() {
-		if err != nil {
-			closeAll()
-		}
-	}()
-	if w.src, err = fr.clients.Admin(cfg.Source); err != nil {
-		return nil, nil, err
+	var err error
+	if w.io.src, err = fr.clients.Admin(cfg.Source); err != nil {
+		return nil, err
 	}
-	if w.tgt, err = fr.clients.Admin(cfg.Target); err != nil {
-		return nil, nil, err
+	if w.io.tgt, err = fr.clients.Admin(cfg.Target); err != nil {
+		return nil, err
 	}
-	client := func(alias string, opts ...kgo.Opt) (*kgo.Client, error) {
-		role := RoleProducer
-		if alias == "" {
-			alias, role = cfg.Source, RoleConsumer
-		}
-		cl, err := fr.clients.Client(alias, role, opts...)
+	client := func(alias string, role ClientRole, opts ...kgo.Opt) (*kgo.Client, error) {
+		cl, err := fr.clients.Client(alias, role, append(opts, fr.stop.clientOpt())...)
 		if err == nil {
 			closers = append(closers, cl.Close)
 		}
 		return cl, err
 	}
-	// No delivery timeout for copies: kgo dates a record from its
-	// timestamp, and copies keep the source's, so a delivery.timeout.ms
-	// would fail every record older than it at once.
-	// Batches are capped at the remote topic's max.message.bytes (limits.go).
-	if w.data, err = client(cfg.Target, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RecordDeliveryTimeout(0),
-		kgo.ProducerBatchMaxBytesFn(w.limits.batchMaxBytes)); err != nil {
-		return nil, nil, err
+	if w.io.data, err = w.dataProducer(""); err != nil {
+		return nil, err
 	}
-	if w.control, err = client(cfg.Target, kgo.RecordPartitioner(kgo.ManualPartitioner())); err != nil {
-		return nil, nil, err
+	closers = append(closers, w.io.data.Close)
+	if w.io.control, err = client(cfg.Target, RoleProducer, kgo.RecordPartitioner(kgo.ManualPartitioner())); err != nil {
+		closeAll()
+		return nil, err
 	}
 	syncAlias, syncTopic := cfg.offsetSyncsCluster()
-	w.syncTopic = syncTopic
-	w.syncProducer = w.control
+	w.io.syncs = w.io.control
 	if cfg.EmitOffsetSyncs && syncAlias == cfg.Source {
-		if w.syncProducer, err = client(cfg.Source, kgo.RecordPartitioner(kgo.ManualPartitioner())); err != nil {
-			return nil, nil, err
+		if w.io.syncs, err = client(cfg.Source, RoleProducer, kgo.RecordPartitioner(kgo.ManualPartitioner())); err != nil {
+			closeAll()
+			return nil, err
 		}
 	}
+	w.syncs.prod, w.syncs.topic = w.io.syncs, syncTopic
+	w.writer.prod = w.io.control
 	// The source is read committed unless the user's source consumer says
 	// read_uncommitted (FlowConfig.ReadUncommitted): the engine's choice
 	// comes after the user's properties, so it is stated both ways. The
@@ -346,27 +394,30 @@ func (fr *flowRunner) setUp(ctx context.Context) (topics []string, _ func(), err
 	// the data path finds a gap from the fetch's log start and reports it,
 	// and StopOnGap (auto.offset.reset=none) stops the partition there
 	// (loss.go).
-	if w.consumer, err = client("", kgo.KeepControlRecords(), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+	if w.io.consumer, err = client(cfg.Source, RoleConsumer, kgo.KeepControlRecords(), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchIsolationLevel(sourceIsolation(cfg))); err != nil {
-		return nil, nil, err
+		closeAll()
+		return nil, err
 	}
+	w.gate = newFetchGate(w.io.consumer)
+	return closeAll, nil
+}
 
-	// First the reads, at once: never beside a running MM2, where MM2
-	// stopped (mm2resume.go), the progress, the topic plan. Nothing is
-	// written before they all passed.
-	var (
-		plan *Plan
-		snap resumeSnapshot
-	)
-	w.takeover = newTakeover(cfg)
+// readAtStart runs the start-up reads at once: never beside a running MM2,
+// where MM2 stopped (mm2resume.go), the progress, the topic plan, and with
+// exactly-once whether the target supports transactions.
+func (fr *flowRunner) readAtStart(ctx context.Context, snap *resumeSnapshot) (*Plan, error) {
+	w, cfg := fr.worker, fr.cfg
+	var plan *Plan
+	w.starter.takeover = newTakeover(cfg)
 	steps := []func(context.Context) error{
-		func(ctx context.Context) error { return w.takeover.readOffsets(ctx, cfg, fr.clients) },
+		func(ctx context.Context) error { return w.starter.takeover.readOffsets(ctx, cfg, fr.clients) },
 		func(ctx context.Context) (err error) {
-			snap.progress, err = w.progress.readAtStart(ctx, w.followProgress)
+			snap.progress, err = w.progress.readAtStart(ctx, w.run.followProgress)
 			return err
 		},
 		func(ctx context.Context) (err error) {
-			plan, err = PlanFlow(ctx, cfg, w.src, w.tgt)
+			plan, err = PlanFlow(ctx, cfg, w.io.src, w.io.tgt)
 			return err
 		},
 	}
@@ -374,19 +425,25 @@ func (fr *flowRunner) setUp(ctx context.Context) (topics []string, _ func(), err
 		steps = append(steps, func(ctx context.Context) error { return refuseBesideMM2(ctx, cfg, fr.clients, fr.now) })
 	}
 	if cfg.ExactlyOnce {
-		steps = append(steps, func(ctx context.Context) error { return CheckTransactions(ctx, cfg, w.tgt) })
+		steps = append(steps, func(ctx context.Context) error { return CheckTransactions(ctx, cfg, w.io.tgt) })
 	}
 	if err := concurrently(ctx, steps...); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	// Then the internal topics the flow writes, beside the offsets the
-	// resume points are chosen from, and the offset syncs when they can
-	// change a resume point (needSyncs): the topic is read back from its
-	// end until those partitions have one (readSyncs).
+	return plan, nil
+}
+
+// prepareTopics creates the internal topics the flow writes, beside the
+// offsets the resume points are chosen from, and the offset syncs when they
+// can change a resume point (needSyncs: the topic is read back from its end
+// until those partitions have one, readSyncs); with once it also lists the
+// end offsets to copy up to, once the run's heartbeats are written.
+func (fr *flowRunner) prepareTopics(ctx context.Context, plan *Plan, snap *resumeSnapshot) (kadm.ListedOffsets, error) {
+	w, cfg := fr.worker, fr.cfg
 	var onceEnds kadm.ListedOffsets
-	steps = []func(context.Context) error{
+	steps := []func(context.Context) error{
 		func(ctx context.Context) error {
-			if err := ensureProgressTopic(ctx, cfg, w.tgt); err != nil {
+			if err := ensureProgressTopic(ctx, cfg, w.io.tgt); err != nil {
 				return fmt.Errorf("flow %s: %w", cfg.Name(), err)
 			}
 			return nil
@@ -395,19 +452,20 @@ func (fr *flowRunner) setUp(ctx context.Context) (topics []string, _ func(), err
 			if len(plan.Replicated()) == 0 {
 				return nil
 			}
-			if err := snap.listOffsets(ctx, cfg, fr.clients, w.src, plan); err != nil {
+			if err := snap.listOffsets(ctx, cfg, fr.clients, w.io.src, plan); err != nil {
 				return fmt.Errorf("flow %s: %w", cfg.Name(), err)
 			}
 			if want := snap.needSyncs(cfg, plan); len(want) > 0 {
-				return w.takeover.readSyncs(ctx, cfg, fr.clients, want)
+				return w.starter.takeover.readSyncs(ctx, cfg, fr.clients, want)
 			}
 			return nil
 		},
 	}
 	if cfg.EmitOffsetSyncs {
-		adm := w.src
+		syncAlias, syncTopic := cfg.offsetSyncsCluster()
+		adm := w.io.src
 		if syncAlias == cfg.Target {
-			adm = w.tgt
+			adm = w.io.tgt
 		}
 		steps = append(steps, func(ctx context.Context) error {
 			if err := ensureInternalTopic(ctx, adm, syncTopic, cfg.OffsetSyncsReplicationFactor); err != nil {
@@ -425,45 +483,30 @@ func (fr *flowRunner) setUp(ctx context.Context) (topics []string, _ func(), err
 			for _, t := range plan.Replicated() {
 				names = append(names, t.Topic)
 			}
-			if onceEnds, err = listSourceEnds(ctx, cfg, w.src, names...); err != nil {
+			if onceEnds, err = listSourceEnds(ctx, cfg, w.io.src, names...); err != nil {
 				return fmt.Errorf("flow %s: list end offsets on %s: %w", cfg.Name(), cfg.Source, err)
 			}
 			return nil
 		})
 	}
 	if err := concurrently(ctx, steps...); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	if err := w.preflightResume(plan, &snap); err != nil {
-		if err = w.preflightAgain(ctx, plan, &snap, err); err != nil {
-			return nil, nil, err
-		}
-	}
-	for _, name := range unmatchedNames(cfg, plan) {
-		fr.log.Warn("topics names a topic the source does not list: it does not exist, or the principal may not DESCRIBE it; nothing is copied from it",
-			"item", name, "cluster", cfg.Source)
-	}
+	return onceEnds, nil
+}
+
+// onceEndsOf is the end offset of every partition of the plan's replicated
+// topics: what a once run copies up to.
+func onceEndsOf(cfg FlowConfig, plan *Plan, listed kadm.ListedOffsets) (map[tp]int64, error) {
+	out := map[tp]int64{}
 	for _, t := range plan.Replicated() {
-		if t.Note != "" {
-			fr.log.Warn(t.Note, "topic", t.Topic)
-		}
-		topics = append(topics, t.Topic)
-		fr.subscribed[t.Topic] = true
-	}
-	if fr.once && len(topics) > 0 {
-		byPartition := map[tp]int64{}
-		for _, t := range plan.Replicated() {
-			for p := int32(0); p < t.Partitions; p++ {
-				e, ok := onceEnds.Lookup(t.Topic, p)
-				if !ok || e.Err != nil {
-					return nil, nil, fmt.Errorf("flow %s: end offset of %s[%d] on %s: %w", cfg.Name(), t.Topic, p, cfg.Source, e.Err)
-				}
-				byPartition[tp{t.Topic, p}] = e.Offset
+		for p := int32(0); p < t.Partitions; p++ {
+			e, ok := listed.Lookup(t.Topic, p)
+			if !ok || e.Err != nil {
+				return nil, fmt.Errorf("flow %s: end offset of %s[%d] on %s: %w", cfg.Name(), t.Topic, p, cfg.Source, e.Err)
 			}
+			out[tp{t.Topic, p}] = e.Offset
 		}
-		w.tmu.Lock() // Stats reads it from other goroutines
-		w.onceEnds = byPartition
-		w.tmu.Unlock()
 	}
-	return topics, closeAll, nil
+	return out, nil
 }

@@ -31,7 +31,7 @@ func (w *worker) runPositions(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			w.reportPositions(ctx, w.allTasks())
+			w.reportPositions(ctx, w.tasks.all())
 		}
 	}
 }
@@ -57,7 +57,7 @@ func (w *worker) reportPositions(ctx context.Context, tasks []*task) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	ends, err := w.src.ListEndOffsets(ctx, names...)
+	ends, err := w.io.src.ListEndOffsets(ctx, names...)
 	if err != nil {
 		return
 	}

@@ -27,37 +27,81 @@ func (fr *flowRunner) leaseTopic() string {
 	return fr.cfg.Policy.HeartbeatsTopic()
 }
 
+// leadership is this process's turn as the flow leader: the work started
+// when the lease (partition 0 of the leader group's topic) is assigned and
+// stopped when it is revoked or lost.
+type leadership struct {
+	fr     *flowRunner
+	mu     sync.Mutex // guards cancel and done
+	cancel context.CancelFunc
+	done   chan struct{}
+	errs   chan error // the leader's work failed
+}
+
+// start begins leading (once per lease), the work bounded by ctx.
+func (l *leadership) start(ctx context.Context) {
+	fr := l.fr
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.cancel != nil {
+		return
+	}
+	lctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	l.cancel, l.done = cancel, done
+	fr.leading.Store(true)
+	fr.leaderChanges.Add(1)
+	fr.obs.Leader(fr.cfg.Source, fr.cfg.Target, true)
+	fr.log.Info("leading the flow", "member", fr.identity())
+	go func() {
+		defer close(done)
+		if err := fr.lead(lctx); err != nil && lctx.Err() == nil {
+			select {
+			case l.errs <- err:
+			default:
+			}
+		}
+	}()
+}
+
+// stop ends the leader's work, waiting for it within the stop budget.
+func (l *leadership) stop(ctx context.Context) {
+	fr := l.fr
+	l.mu.Lock()
+	cancel, done := l.cancel, l.done
+	l.cancel = nil
+	l.mu.Unlock()
+	if cancel == nil {
+		return
+	}
+	cancel()
+	sctx, scancel := fr.stop.ctx(ctx)
+	defer scancel()
+	select {
+	case <-done:
+	case <-sctx.Done():
+		fr.stop.left("the flow leader's work (topic sync, checkpoints, heartbeats) had not stopped")
+	}
+	fr.leading.Store(false)
+	fr.obs.Leader(fr.cfg.Source, fr.cfg.Target, false)
+	fr.log.Info("no longer leading the flow", "member", fr.identity())
+}
+
+// working returns the leader's work's done channel, nil when not leading.
+func (l *leadership) working() chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.done
+}
+
 // runLease keeps this process in the flow's leader group until ctx ends and
 // leads the flow while it holds the lease. With once it returns as soon as
 // the first assignment told whether this process leads and, if it does, the
 // leader's once-work is done. Errors of the leader's work, and fatal group
-// errors, are returned.
+// errors, are returned. It leaves the group within the stop budget.
 func (fr *flowRunner) runLease(ctx context.Context) error {
 	topic := fr.leaseTopic()
-	var (
-		lmu        sync.Mutex // guards leadCancel and leadDone
-		leadCancel context.CancelFunc
-		leadDone   chan struct{}
-		leadErr    = make(chan error, 1)
-	)
-	stopLeading := func() {
-		lmu.Lock()
-		cancel, done := leadCancel, leadDone
-		leadCancel = nil
-		lmu.Unlock()
-		if cancel == nil {
-			return
-		}
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(fr.stopWait):
-			fr.log.Warn("flow leader work did not stop in time", "wait", fr.stopWait)
-		}
-		fr.leading.Store(false)
-		fr.obs.Leader(fr.cfg.Source, fr.cfg.Target, false)
-		fr.log.Info("no longer leading the flow", "member", fr.self)
-	}
+	l := &leadership{fr: fr, errs: make(chan error, 1)}
 	onLease := func(parts map[string][]int32) bool {
 		for _, p := range parts[topic] {
 			if p == 0 {
@@ -68,40 +112,26 @@ func (fr *flowRunner) runLease(ctx context.Context) error {
 	}
 	cb := groupCallbacks{
 		assigned: func(a map[string][]int32) {
-			lmu.Lock()
-			defer lmu.Unlock()
-			if !onLease(a) || leadCancel != nil {
-				return
+			if onLease(a) {
+				l.start(ctx)
 			}
-			lctx, cancel := context.WithCancel(ctx)
-			done := make(chan struct{})
-			leadCancel, leadDone = cancel, done
-			fr.leading.Store(true)
-			fr.leaderChanges.Add(1)
-			fr.obs.Leader(fr.cfg.Source, fr.cfg.Target, true)
-			fr.log.Info("leading the flow", "member", fr.self)
-			go func() {
-				defer close(done)
-				if err := fr.lead(lctx); err != nil && lctx.Err() == nil {
-					select {
-					case leadErr <- err:
-					default:
-					}
-				}
-			}()
 		},
 		revoked: func(_ context.Context, r map[string][]int32) {
 			if onLease(r) {
-				stopLeading()
+				l.stop(ctx)
 			}
 		},
-		lost: func(_ context.Context, l map[string][]int32) {
-			if onLease(l) {
-				stopLeading()
+		lost: func(_ context.Context, lost map[string][]int32) {
+			if onLease(lost) {
+				l.stop(ctx)
 			}
 		},
 	}
-	m, err := joinGroup(fr.clients, fr.cfg.Target, fr.cfg.GroupID+"-leader", []string{topic}, cb, fr.groupOpts()...)
+	group := fr.cfg.GroupID + "-leader"
+	if err := fr.claimInstance(ctx, fr.cfg.Target, group); err != nil {
+		return err
+	}
+	m, err := fr.joinGroup(membershipSpec{alias: fr.cfg.Target, group: group, topics: []string{topic}, cb: cb})
 	if err != nil {
 		return err
 	}
@@ -109,14 +139,20 @@ func (fr *flowRunner) runLease(ctx context.Context) error {
 	fr.lease = m
 	fr.mu.Unlock()
 	defer func() {
-		m.leave() // runs the revoke callback, which stops the leader's work
+		l.stop(ctx)
+		m.leave(ctx, fr.stop, fr.cfg.SessionTimeout)
 		fr.mu.Lock()
 		fr.lease = nil
 		fr.mu.Unlock()
 	}()
-	// With once: done when the first assignment came and the data side is
-	// done (at once for a pair that only emits heartbeats); a leader then
-	// finishes its once-work first.
+	return fr.holdLease(ctx, m, l)
+}
+
+// holdLease waits, as the leader group's member m, for the end: ctx, a
+// fatal group error, the leader's work failing, or, with once, the first
+// assignment and the data side done (and, when this process leads, its
+// once-work).
+func (fr *flowRunner) holdLease(ctx context.Context, m *groupMember, l *leadership) error {
 	joined := m.joined
 	var dataDone <-chan struct{}
 	joinedSeen, dataSeen := false, !fr.cfg.Enabled
@@ -129,7 +165,7 @@ func (fr *flowRunner) runLease(ctx context.Context) error {
 			return nil
 		case err := <-m.fatal:
 			return err
-		case err := <-leadErr:
+		case err := <-l.errs:
 			return err
 		case <-joined:
 			joined, joinedSeen = nil, true
@@ -139,16 +175,14 @@ func (fr *flowRunner) runLease(ctx context.Context) error {
 		if !fr.once || !joinedSeen || !dataSeen {
 			continue
 		}
-		lmu.Lock()
-		done := leadDone
-		lmu.Unlock()
+		done := l.working()
 		if !fr.leading.Load() || done == nil {
 			return nil // another process leads this flow
 		}
 		select {
 		case <-done:
 			select {
-			case err := <-leadErr:
+			case err := <-l.errs:
 				return err
 			default:
 				return nil
@@ -168,31 +202,10 @@ func (fr *flowRunner) runLease(ctx context.Context) error {
 // refresh.topics.interval.seconds.
 func (fr *flowRunner) lead(ctx context.Context) error {
 	cfg := fr.cfg
-	var steps []func(context.Context) error
-	if cfg.Enabled {
-		steps = append(steps, func(ctx context.Context) error {
-			plan, err := PlanFlow(ctx, cfg, fr.worker.src, fr.worker.tgt)
-			if err != nil {
-				return err
-			}
-			if err := applyPlan(ctx, cfg, plan, fr.worker.src, fr.worker.tgt); err != nil {
-				return err
-			}
-			fr.awaitServed(ctx, plan)
-			if cfg.SyncTopicConfigs {
-				if err := syncConfigs(ctx, cfg, plan, fr.worker.src, fr.worker.tgt); err != nil {
-					fr.log.Warn("topic config sync failed", "err", err)
-				}
-			}
-			return nil
-		})
-		if cfg.SyncTopicACLs {
-			steps = append(steps, func(ctx context.Context) error { fr.syncACLs(ctx); return nil })
-		}
-	}
+	steps := fr.leaderSetUp()
 	var ckpt *checkpointer
 	if cfg.Enabled && cfg.EmitCheckpoints {
-		ckpt = newCheckpointer(cfg, fr.clients, fr.log, fr.now, fr.worker.src, fr.worker.tgt, fr.worker.control)
+		ckpt = newCheckpointer(cfg, fr.clients, fr.log, fr.now, fr.worker.io.src, fr.worker.io.tgt, fr.worker.io.control)
 		ckpt.obs = fr.obs
 		if fr.once && ckpt.hasWork(ctx) {
 			// Read the syncs while the data is copied, not after it. The
@@ -207,14 +220,6 @@ func (fr *flowRunner) lead(ctx context.Context) error {
 		rev = newReverseCheckpointer(ckpt)
 		defer rev.close()
 		steps = append(steps, rev.start)
-	}
-	if cfg.EmitHeartbeats && fr.once {
-		steps = append(steps, func(ctx context.Context) error {
-			if wrote, err := fr.beats.wrote(ctx, cfg.Name()); wrote || err != nil {
-				return err
-			}
-			return runHeartbeats(ctx, cfg, fr.clients, fr.log, fr.now, true)
-		})
 	}
 	if err := concurrently(ctx, steps...); err != nil {
 		return err
@@ -237,31 +242,63 @@ func (fr *flowRunner) lead(ctx context.Context) error {
 		}
 		return fr.checkpointOnce(ctx, ckpt, rev)
 	}
-	bgErr := make(chan error, 1)
-	var n int
+	var loops []func(context.Context) error
 	if cfg.EmitHeartbeats {
-		n++
-		go func() { bgErr <- runHeartbeats(ctx, cfg, fr.clients, fr.log, fr.now, false) }()
+		loops = append(loops, func(ctx context.Context) error { return runHeartbeats(ctx, cfg, fr.clients, fr.log, fr.now, false) })
 	}
 	if ckpt != nil {
-		n++
-		go func() { ckpt.run(ctx); bgErr <- nil }()
+		loops = append(loops, func(ctx context.Context) error { ckpt.run(ctx); return nil })
 	}
 	if rev != nil {
-		n++
-		go func() { rev.run(ctx); bgErr <- nil }()
+		loops = append(loops, func(ctx context.Context) error { rev.run(ctx); return nil })
 	}
 	if cfg.Enabled && (cfg.RefreshTopics || cfg.SyncTopicConfigs || cfg.SyncTopicACLs) {
-		n++
-		go func() { fr.runRefresher(ctx); bgErr <- nil }()
+		loops = append(loops, func(ctx context.Context) error { fr.runRefresher(ctx); return nil })
 	}
-	var errs []error
-	for range n {
-		if err := <-bgErr; err != nil && ctx.Err() == nil {
-			errs = append(errs, err)
+	err := concurrently(ctx, loops...)
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// leaderSetUp is the leader's first work: the topic plan applied (remote
+// topics created and grown, configs synced), ACLs synced, and with once the
+// run's heartbeat.
+func (fr *flowRunner) leaderSetUp() []func(context.Context) error {
+	cfg := fr.cfg
+	var steps []func(context.Context) error
+	if cfg.Enabled {
+		steps = append(steps, func(ctx context.Context) error {
+			src, tgt := fr.worker.io.src, fr.worker.io.tgt
+			plan, err := PlanFlow(ctx, cfg, src, tgt)
+			if err != nil {
+				return err
+			}
+			if err := applyPlan(ctx, cfg, plan, src, tgt); err != nil {
+				return err
+			}
+			fr.awaitServed(ctx, plan)
+			if cfg.SyncTopicConfigs {
+				if err := syncConfigs(ctx, cfg, plan, src, tgt); err != nil {
+					fr.log.Warn("topic config sync failed", "err", err)
+				}
+			}
+			return nil
+		})
+		if cfg.SyncTopicACLs {
+			steps = append(steps, func(ctx context.Context) error { fr.syncACLs(ctx); return nil })
 		}
 	}
-	return errors.Join(errs...)
+	if cfg.EmitHeartbeats && fr.once {
+		steps = append(steps, func(ctx context.Context) error {
+			if wrote, err := fr.beats.wrote(ctx, cfg.Name()); wrote || err != nil {
+				return err
+			}
+			return runHeartbeats(ctx, cfg, fr.clients, fr.log, fr.now, true)
+		})
+	}
+	return steps
 }
 
 // checkpointOnce is --once's checkpoint pass: with the offset syncs of this
@@ -304,7 +341,7 @@ func (fr *flowRunner) awaitServed(ctx context.Context, plan *Plan) {
 		}
 	}
 	start := time.Now()
-	if err := awaitLeaders(ctx, fr.worker.control, topics, 10*time.Second); err != nil {
+	if err := awaitLeaders(ctx, fr.worker.io.control, topics, 10*time.Second); err != nil {
 		if ctx.Err() == nil {
 			fr.log.Warn("new remote partitions not served yet; copies will be retried", "err", err)
 		}
@@ -338,7 +375,7 @@ func (fr *flowRunner) runRefresher(ctx context.Context) {
 		defer t.Stop()
 		acls = t.C
 	}
-	src, tgt := fr.worker.src, fr.worker.tgt
+	src, tgt := fr.worker.io.src, fr.worker.io.tgt
 	for {
 		select {
 		case <-ctx.Done():
@@ -373,7 +410,7 @@ func (fr *flowRunner) runRefresher(ctx context.Context) {
 // them too): the data path does not depend on it. A source without an
 // authorizer is said once, at info level, as MM2 does (KAFKA-14781).
 func (fr *flowRunner) syncACLs(ctx context.Context) {
-	n, err := SyncTopicACLs(ctx, fr.cfg, fr.worker.src, fr.worker.tgt)
+	n, err := SyncTopicACLs(ctx, fr.cfg, fr.worker.io.src, fr.worker.io.tgt)
 	switch {
 	case errors.Is(err, ErrNoAuthorizer):
 		if !fr.noAuthorizerSaid.Swap(true) {
@@ -389,7 +426,7 @@ func (fr *flowRunner) syncACLs(ctx context.Context) {
 // newTopics re-plans the flow (read-only) and returns the replicated source
 // topics this process does not subscribe to yet, marking them subscribed.
 func (fr *flowRunner) newTopics(ctx context.Context) ([]string, error) {
-	plan, err := PlanFlow(ctx, fr.cfg, fr.worker.src, fr.worker.tgt)
+	plan, err := PlanFlow(ctx, fr.cfg, fr.worker.io.src, fr.worker.io.tgt)
 	if err != nil {
 		return nil, fmt.Errorf("flow %s: %w", fr.cfg.Name(), err)
 	}

@@ -25,9 +25,12 @@ import (
 // each copy against the limits before it produces it (preflight): the first
 // copy that would be refused stops its partition, nothing after it is sent,
 // and the progress stays at it, so once the limit is raised a restart copies
-// it and what follows, in order, once. The data producer's batches are capped
-// at the remote topic's max.message.bytes too (kgo
+// it and what follows, in order, once. The data producers' batches are
+// capped at the remote topic's max.message.bytes too (kgo
 // ProducerBatchMaxBytesFn), so no batch of copies that each fit is refused.
+// Both delivery modes do all of this alike: exactly-once copies take the same
+// copy path (copyRecords) and their producers the same options
+// (worker.dataProducer). The limits are read again at every task start.
 
 // limitKeys are the target topic configs the preflight reads.
 var limitKeys = []string{"max.message.bytes", "message.timestamp.type", "message.timestamp.before.max.ms", "message.timestamp.after.max.ms"}
@@ -70,10 +73,14 @@ func parseLimits(cfgs []kadm.Config) topicLimits {
 	return l
 }
 
-// limitsCache holds the limits of the remote topics of a flow's tasks.
+// limitsCache holds the limits of the remote topics of a flow's tasks, and
+// the batch cap the at-least-once data producer took for each (kgo asks
+// once, when it first learns a partition, and keeps the answer: a limit
+// raised later counts only once the producer forgot the topic, recap).
 type limitsCache struct {
-	mu     sync.RWMutex
+	mu     sync.RWMutex // guards topics, used and warned
 	topics map[string]topicLimits
+	used   map[string]int32 // the cap batchMaxBytes last answered per topic
 	warned bool
 }
 
@@ -84,56 +91,87 @@ func (c *limitsCache) get(topic string) (topicLimits, bool) {
 	return l, ok
 }
 
-// batchMaxBytes is the data producer's per-topic batch cap: the remote
+// batchMaxBytes is the data producers' per-topic batch cap: the remote
 // topic's max.message.bytes, Kafka's default while unknown.
 func (c *limitsCache) batchMaxBytes(topic string) int32 {
-	if l, ok := c.get(topic); ok && l.maxBytes >= 512 && l.maxBytes <= 1<<30 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.capLocked(topic)
+	if c.used == nil {
+		c.used = map[string]int32{}
+	}
+	c.used[topic] = n
+	return n
+}
+
+func (c *limitsCache) capLocked(topic string) int32 {
+	if l, ok := c.topics[topic]; ok && l.maxBytes >= 512 && l.maxBytes <= 1<<30 {
 		return int32(l.maxBytes)
 	}
 	return defaultMaxBytes
 }
 
-// loadLimits reads the limits of the remote topics not read yet
-// (DescribeConfigs on the target). A target that does not answer or denies
-// DESCRIBE_CONFIGS leaves them unread: the preflight then checks nothing
-// and the broker's refusal is handled as before (said once).
-func (w *worker) loadLimits(ctx context.Context, remotes []string) {
-	var want []string
+// stale returns the topics of remotes whose limit changed since a producer
+// took its batch cap.
+func (c *limitsCache) stale(remotes []string) []string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var out []string
 	for _, r := range remotes {
-		if _, ok := w.limits.get(r); !ok {
-			want = append(want, r)
+		if n, ok := c.used[r]; ok && n != c.capLocked(r) {
+			out = append(out, r)
 		}
 	}
-	if len(want) == 0 {
+	return out
+}
+
+// forget drops what a producer took for topics (it asks again).
+func (c *limitsCache) forget(topics []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, t := range topics {
+		delete(c.used, t)
+	}
+}
+
+// load reads the limits of remotes afresh (DescribeConfigs on the target):
+// every task start does, so a limit raised on the target while a partition
+// was stopped counts when the partition is assigned again. A target that
+// does not answer or denies DESCRIBE_CONFIGS keeps what was read before, or
+// leaves them unread: the preflight then checks nothing and the broker's
+// refusal is handled as before (said once).
+func (c *limitsCache) load(ctx context.Context, w *worker, remotes []string) {
+	if len(remotes) == 0 {
 		return
 	}
+	want := append([]string(nil), remotes...)
 	sort.Strings(want)
-	rcs, err := w.tgt.DescribeTopicConfigs(ctx, want...)
+	rcs, err := w.io.tgt.DescribeTopicConfigs(ctx, want...)
 	for _, rc := range rcs {
 		if err == nil && rc.Err != nil {
 			err = fmt.Errorf("topic %s: %w", rc.Name, rc.Err)
 		}
 	}
-	w.limits.mu.Lock()
-	defer w.limits.mu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if err != nil {
-		if !w.limits.warned && ctx.Err() == nil {
-			w.limits.warned = true
+		if !c.warned && ctx.Err() == nil {
+			c.warned = true
 			w.log.Warn("target topic limits not read: copies are not checked against max.message.bytes and timestamp bounds before they are sent", "err", err)
 		}
 		return
 	}
-	if w.limits.topics == nil {
-		w.limits.topics = map[string]topicLimits{}
+	if c.topics == nil {
+		c.topics = map[string]topicLimits{}
 	}
 	for _, rc := range rcs {
-		w.limits.topics[rc.Name] = parseLimits(rc.Configs)
+		c.topics[rc.Name] = parseLimits(rc.Configs)
 	}
 }
 
-// limitsOf returns the limits of remote, nil while unread.
-func (w *worker) limitsOf(remote string) *topicLimits {
-	if l, ok := w.limits.get(remote); ok {
+// of returns the limits of remote, nil while unread.
+func (c *limitsCache) of(remote string) *topicLimits {
+	if l, ok := c.get(remote); ok {
 		return &l
 	}
 	return nil
@@ -188,14 +226,11 @@ func (w *worker) preflight(t *task, r *kgo.Record, now time.Time) error {
 // after it is produced, the copies in flight before it still count, and the
 // stop is reported as a refused record ([RecordError], loss event).
 func (w *worker) refuseBefore(t *task, r *kgo.Record, why error) {
-	size := len(r.Key) + len(r.Value)
-	for _, h := range r.Headers {
-		size += len(h.Key) + len(h.Value)
-	}
+	size := recordSize(r)
 	rerr := &RecordError{Flow: w.cfg.Name(), Topic: t.src.topic, RemoteTopic: t.remote, Partition: t.src.partition,
 		Offset: r.Offset, Size: size, Timestamp: r.Timestamp, Err: why}
 	t.mu.Lock()
-	t.err = rerr
+	t.fail.err = rerr
 	t.mu.Unlock()
 	w.reportLoss(t, LossEvent{Kind: LossRefused, From: r.Offset, To: r.Offset, Stopped: true,
 		Reason: fmt.Sprintf("not sent, the target would refuse it: %v; raise the limit on the target (or exclude the topic), then restart: copying resumes at this record", why)})

@@ -182,15 +182,23 @@ func firstDiff(a, b []string) int {
 // the same string compares by pointer), and each source topic its own name
 // by the replication policy.
 func TestRemoteTopicSharedByTasks(t *testing.T) {
-	w := &worker{flowEnv: flowEnv{cfg: DefaultFlowConfig("us-east", "eu-west")}}
-	a, b := w.remoteTopic("orders"), w.remoteTopic(strings.Clone("orders"))
+	cfg := DefaultFlowConfig("us-east", "eu-west")
+	remote := func(topic string) string { return cfg.Policy.FormatRemoteTopic(cfg.Source, topic) }
+	s := newTaskSet()
+	ts := s.add(map[string][]int32{"orders": {0}}, remote)
+	ts = append(ts, s.add(map[string][]int32{strings.Clone("orders"): {1}, "payments": {0}}, remote)...)
+	byKey := map[tp]string{}
+	for _, t := range ts {
+		byKey[t.src] = t.remote
+	}
+	a, b := byKey[tp{"orders", 0}], byKey[tp{"orders", 1}]
 	if a != "us-east.orders" || b != a {
 		t.Fatalf("remote topics %q, %q; want us-east.orders twice", a, b)
 	}
 	if unsafe.StringData(a) != unsafe.StringData(b) {
 		t.Fatal("the two tasks of orders hold two copies of the remote topic name")
 	}
-	if c := w.remoteTopic("payments"); c != "us-east.payments" {
+	if c := byKey[tp{"payments", 0}]; c != "us-east.payments" {
 		t.Fatalf("remote topic of payments %q, want us-east.payments", c)
 	}
 }

@@ -2,7 +2,6 @@ package replicate
 
 import (
 	"fmt"
-	"sort"
 	"sync"
 	"time"
 
@@ -103,7 +102,9 @@ type LossObserver interface {
 // maxLossEvents is how many events a task keeps for its stats.
 const maxLossEvents = 16
 
-// lossState is a task's loss bookkeeping, guarded by task.mu.
+// lossState is a task's loss bookkeeping (task.mu). It is the task's own:
+// a partition assigned again starts from what its progress record holds
+// (inheritLoss), never from the previous task's events.
 type lossState struct {
 	events  []LossEvent    // this task's, newest last, at most maxLossEvents
 	skipped int64          // offsets never copied, including those the progress already counted
@@ -118,7 +119,7 @@ const lossLogBurst = 10
 
 // lossLimiter holds back loss log lines past lossLogBurst a minute.
 type lossLimiter struct {
-	mu         sync.Mutex
+	mu         sync.Mutex // guards start, n and suppressed
 	start      time.Time
 	n          int
 	suppressed int
@@ -172,10 +173,8 @@ func (w *worker) reportLoss(t *task, ev LossEvent) {
 	t.mu.Unlock()
 	if ev.Stopped {
 		t.halted.Store(true)
-		t.state.Store(TaskStopped)
-		if w.consumer != nil {
-			w.consumer.PauseFetchPartitions(map[string][]int32{t.src.topic: {t.src.partition}})
-		}
+		t.to(TaskStopped, w.log)
+		w.gate.hold(t, holdStopped)
 	}
 	if lo, ok := t.obs.(LossObserver); ok {
 		lo.Loss(ev)
@@ -199,36 +198,6 @@ func (t *task) inheritLoss(v progress.Value) {
 	t.mu.Lock()
 	t.loss.skipped, t.loss.last = v.Skipped, v.Loss
 	t.mu.Unlock()
-}
-
-// lossErrors returns the loss events of every task of the run, but those of
-// refused records (recordErrors reports them), sorted by topic and
-// partition, oldest first.
-func (w *worker) lossErrors() []error {
-	var evs []LossEvent
-	for _, t := range w.everyTask() {
-		t.mu.Lock()
-		for _, ev := range t.loss.events {
-			// Refused records are recordErrors'; an event that lost
-			// nothing and stopped nothing (a recreated topic copied
-			// from its start by choice) is reported, not an error.
-			if ev.Kind != LossRefused && (ev.Count > 0 || ev.Stopped) {
-				evs = append(evs, ev)
-			}
-		}
-		t.mu.Unlock()
-	}
-	sort.SliceStable(evs, func(i, j int) bool {
-		if evs[i].Topic != evs[j].Topic {
-			return evs[i].Topic < evs[j].Topic
-		}
-		return evs[i].Partition < evs[j].Partition
-	})
-	out := make([]error, len(evs))
-	for i := range evs {
-		out[i] = &evs[i]
-	}
-	return out
 }
 
 // progressValue is the progress record value of t at next, t.mu held.

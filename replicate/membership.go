@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Ownership. Every process running a flow joins two Kafka consumer groups
@@ -19,7 +22,7 @@ import (
 //   - the flow's group on the source ([FlowConfig].GroupID, default
 //     mirrorctl-<source>-<target>), subscribed to the flow's replicated
 //     topics with the cooperative-sticky balancer: the partitions a member is
-//     assigned are the partition tasks it runs (see worker.assign and
+//     assigned are the partition tasks it runs (see starter.assign and
 //     worker.release);
 //   - the flow's leader group on the target (GroupID + "-leader"),
 //     subscribed to one single-partition topic (the flow's progress topic,
@@ -30,6 +33,16 @@ import (
 // membership. Kafka's group coordinator decides who owns what; a member that
 // dies is removed after its session timeout (consumer session.timeout.ms)
 // and its partitions, or the leadership, move to the others.
+//
+// With an instance id ([Options].InstanceID, group.instance.id, KIP-345)
+// both memberships are static: a process restarted under the same id after
+// kill -9 rejoins as the member it was and takes its partitions back at
+// once, without a rebalance and without waiting out the session timeout. A
+// stopping process still leaves (leaveStatic), so its partitions move at
+// once as a dynamic member's do. Two live processes under one id would fence
+// each other (FENCED_INSTANCE_ID): a joining process refuses to start while
+// another host's member holds its id (claimInstance), and a member fenced
+// that way stops its flow with an error naming the id.
 
 // groupCallbacks are what a group member does when the coordinator changes
 // its assignment. They run on kgo's group goroutine, one at a time.
@@ -41,24 +54,39 @@ type groupCallbacks struct {
 
 // groupMember is one membership of this process in a group.
 type groupMember struct {
-	cl     *kgo.Client
-	group  string
-	alias  string
-	fatal  chan error // non-retriable group errors (authorization, ...)
-	joined chan struct{}
-	once   sync.Once
-	stop   chan struct{}
-	done   chan struct{}
+	cl         *kgo.Client
+	kill       context.CancelFunc // fails the client's requests (its kgo.WithContext)
+	group      string
+	alias      string
+	instanceID string     // group.instance.id; "" for a dynamic member
+	fatal      chan error // non-retriable group errors (authorization, ...)
+	joined     chan struct{}
+	once       sync.Once
+	stop       chan struct{}
+	done       chan struct{}
 }
 
-// joinGroup joins group on alias subscribed to topics, with every topic
-// paused.
-func joinGroup(clients Clients, alias, group string, topics []string, cb groupCallbacks, extra ...kgo.Opt) (*groupMember, error) {
-	m := &groupMember{group: group, alias: alias, fatal: make(chan error, 1), joined: make(chan struct{}),
+// member is how a flow joins one of its groups: where, as whom, and what it
+// does on the group's callbacks.
+type membershipSpec struct {
+	alias, group string
+	topics       []string
+	cb           groupCallbacks
+}
+
+// joinGroup joins mb.group on mb.alias subscribed to mb.topics, with every
+// topic paused, as this process's static member when it has an instance id
+// (KIP-345). The client's requests end when the stop budget runs out.
+func (fr *flowRunner) joinGroup(mb membershipSpec) (*groupMember, error) {
+	m := &groupMember{group: mb.group, alias: mb.alias, instanceID: fr.instanceID, fatal: make(chan error, 1), joined: make(chan struct{}),
 		stop: make(chan struct{}), done: make(chan struct{})}
+	cb := mb.cb
+	// The member's requests end when its leave gives up, or when the
+	// flow's stop budget runs out (stop.go), whichever comes first.
+	mctx, kill := context.WithCancel(fr.stop.hard)
 	opts := append([]kgo.Opt{
-		kgo.ConsumerGroup(group),
-		kgo.ConsumeTopics(topics...),
+		kgo.ConsumerGroup(mb.group),
+		kgo.ConsumeTopics(mb.topics...),
 		kgo.DisableAutoCommit(),
 		kgo.Balancers(kgo.CooperativeStickyBalancer()),
 		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, a map[string][]int32) {
@@ -77,13 +105,14 @@ func joinGroup(clients Clients, alias, group string, topics []string, cb groupCa
 				cb.lost(ctx, l)
 			}
 		}),
-	}, extra...)
-	cl, err := clients.Client(alias, RoleConsumer, opts...)
+	}, fr.groupOpts()...)
+	cl, err := fr.clients.Client(mb.alias, RoleConsumer, append(opts, kgo.WithContext(mctx))...)
 	if err != nil {
+		kill()
 		return nil, err
 	}
-	cl.PauseFetchTopics(topics...)
-	m.cl = cl
+	cl.PauseFetchTopics(mb.topics...)
+	m.cl, m.kill = cl, kill
 	// Polling a client whose topics are all paused returns only the errors
 	// kgo injects for the group: those that will not heal are fatal.
 	go func() {
@@ -98,7 +127,7 @@ func joinGroup(clients Clients, alias, group string, topics []string, cb groupCa
 			fs.EachError(func(_ string, _ int32, err error) {
 				if isFatalGroupErr(err) {
 					select {
-					case m.fatal <- fmt.Errorf("group %s on %s: %w", group, alias, err):
+					case m.fatal <- m.fatalErr(err):
 					default:
 					}
 				}
@@ -108,12 +137,22 @@ func joinGroup(clients Clients, alias, group string, topics []string, cb groupCa
 	return m, nil
 }
 
+// fatalErr says what a fatal group error means for this process.
+func (m *groupMember) fatalErr(err error) error {
+	if errors.Is(err, kerr.FencedInstanceID) {
+		return &SettingError{Cluster: m.alias, Key: KeyInstanceID,
+			Msg: fmt.Sprintf("another process joined group %s on %s as instance %q, this process's group.instance.id: two processes must not share one (%v)", m.group, m.alias, m.instanceID, err)}
+	}
+	return fmt.Errorf("group %s on %s: %w", m.group, m.alias, err)
+}
+
 // isFatalGroupErr reports errors that end a membership: the principal may
 // not use the group or its topics, or the group is of another kind.
 func isFatalGroupErr(err error) bool {
 	return errors.Is(err, kerr.GroupAuthorizationFailed) || errors.Is(err, kerr.TopicAuthorizationFailed) ||
 		errors.Is(err, kerr.InconsistentGroupProtocol) || errors.Is(err, kerr.InvalidGroupID) ||
-		errors.Is(err, kerr.GroupMaxSizeReached) || errors.Is(err, kerr.UnsupportedVersion)
+		errors.Is(err, kerr.GroupMaxSizeReached) || errors.Is(err, kerr.UnsupportedVersion) ||
+		errors.Is(err, kerr.FencedInstanceID)
 }
 
 // subscribe adds topics to the subscription (kept paused).
@@ -129,12 +168,58 @@ func (m *groupMember) memberID() string {
 	return id
 }
 
-// leave leaves the group (kgo runs the revoke callback for what is still
-// assigned) and closes the client.
-func (m *groupMember) leave() {
+// leave leaves the group within the stop budget and closes the client. kgo
+// runs the revoke callback for what is still assigned, and leaves a dynamic
+// member's group itself; a static member (which kgo never lets go, so that
+// a restart takes its partitions back) is left with a LeaveGroup request
+// naming its instance id, so a stopped process's partitions move to the
+// others at once, as a dynamic member's do. When the budget runs out first
+// (a rebalance pending behind dead members holds the join, a coordinator
+// that does not answer), the leave is noted as undone and the client is
+// closed anyway: the coordinator then expires the member after its session
+// timeout.
+func (m *groupMember) leave(ctx context.Context, b *stopBudget, session time.Duration) {
 	close(m.stop)
 	<-m.done
+	memberID, _ := m.cl.GroupMetadata()
+	lctx, cancel := b.ctx(ctx)
+	defer cancel()
+	err := m.cl.LeaveGroupContext(lctx)
+	if err == nil && m.instanceID != "" && memberID != "" {
+		err = leaveStatic(lctx, m.cl, m.group, memberID, m.instanceID)
+	}
+	if err != nil && !errors.Is(err, kerr.UnknownMemberID) && !errors.Is(err, kgo.ErrClientClosed) {
+		b.left(fmt.Sprintf("left group %s on %s unconfirmed (%v); the coordinator expires the member within %s (session.timeout.ms)", m.group, m.alias, err, session))
+		// A join still waiting on the coordinator (kgo sends it on the
+		// client's context) would hold Close: fail it.
+		m.kill()
+	}
 	m.cl.Close()
+	m.kill()
+}
+
+// leaveStatic sends the LeaveGroup request (v3+, KIP-345) that removes the
+// static member instanceID from group.
+func leaveStatic(ctx context.Context, cl *kgo.Client, group, memberID, instanceID string) error {
+	req := kmsg.NewPtrLeaveGroupRequest()
+	req.Group = group
+	lm := kmsg.NewLeaveGroupRequestMember()
+	lm.MemberID, lm.InstanceID = memberID, kmsg.StringPtr(instanceID)
+	lm.Reason = kmsg.StringPtr("mirrorctl stopping")
+	req.Members = append(req.Members, lm)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return err
+	}
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+		return err
+	}
+	for _, r := range resp.Members {
+		if err := kerr.ErrorForCode(r.ErrorCode); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Identity names this process in logs, /status and lag: the client id and
@@ -182,7 +267,7 @@ func (fr *flowRunner) runMembership(ctx context.Context, topics []string) error 
 			fr.rebalances.Add(1)
 			fr.obs.Rebalance(fr.cfg.Source, fr.cfg.Target, countParts(a), 0, 0)
 			fr.log.Info("partitions assigned", "partitions", countParts(a), "member", fr.self)
-			w.assign(a)
+			w.starter.assign(a)
 		},
 		revoked: func(ctx context.Context, r map[string][]int32) {
 			fr.rebalances.Add(1)
@@ -197,6 +282,7 @@ func (fr *flowRunner) runMembership(ctx context.Context, topics []string) error 
 			w.release(ctx, l, false)
 		},
 	}
+	spec := membershipSpec{alias: fr.cfg.Source, group: fr.cfg.GroupID, topics: topics, cb: cb}
 	for {
 		if err := fr.awaitSlot(ctx); err != nil {
 			return err
@@ -204,34 +290,49 @@ func (fr *flowRunner) runMembership(ctx context.Context, topics []string) error 
 		if ctx.Err() != nil {
 			return nil
 		}
+		if err := fr.claimInstance(ctx, fr.cfg.Source, fr.cfg.GroupID); err != nil {
+			return err
+		}
 		fr.setMembership(MemberJoining)
-		m, err := joinGroup(fr.clients, fr.cfg.Source, fr.cfg.GroupID, topics, cb, fr.groupOpts()...)
+		m, err := fr.joinGroup(spec)
 		if err != nil {
 			return err
 		}
 		fr.mu.Lock()
 		fr.member = m
 		fr.mu.Unlock()
-		over, err := fr.holdMembership(ctx, m)
+		why, err := fr.holdMembership(ctx, m)
 		// Release everything before leaving: the final progress is on the
 		// target before the coordinator hands the partitions to others.
-		w.release(ctx, w.assignedParts(), true)
-		m.leave()
+		// After a freeze the others may be ahead already: no progress.
+		w.releaseAll(ctx, why != leaveFrozen)
+		m.leave(ctx, fr.stop, fr.cfg.SessionTimeout)
 		fr.mu.Lock()
 		fr.member = nil
 		fr.mu.Unlock()
 		if err != nil || ctx.Err() != nil {
 			return err
 		}
-		if over {
+		switch why {
+		case leaveOverTasksMax:
 			fr.log.Info("stepping back to standby: the flow has more members than tasks.max", "tasks_max", fr.cfg.TasksMax, "member", fr.self)
+		case leaveFrozen:
+			fr.log.Info("joining the group again after the freeze", "member", fr.self)
 		}
 	}
 }
 
-// holdMembership returns when ctx ends (false), on a fatal group error, or
-// when the group is over tasks.max and this member is ranked past it (true).
-func (fr *flowRunner) holdMembership(ctx context.Context, m *groupMember) (bool, error) {
+// Why holdMembership returned.
+const (
+	leaveStopping     = iota // ctx ended, or a fatal group error
+	leaveOverTasksMax        // the group is over tasks.max and this member is ranked past it
+	leaveFrozen              // the process was frozen past its session timeout (freeze.go)
+)
+
+// holdMembership returns when ctx ends, on a fatal group error, when the
+// group is over tasks.max and this member is ranked past it, or after a
+// freeze; it says which.
+func (fr *flowRunner) holdMembership(ctx context.Context, m *groupMember) (int, error) {
 	t := time.NewTicker(standbyPoll)
 	defer t.Stop()
 	var refresh <-chan time.Time
@@ -244,59 +345,86 @@ func (fr *flowRunner) holdMembership(ctx context.Context, m *groupMember) (bool,
 	for {
 		select {
 		case <-ctx.Done():
-			return false, nil
+			return leaveStopping, nil
 		case err := <-m.fatal:
-			return false, err
+			return leaveStopping, err
+		case <-fr.worker.freeze.rejoin:
+			return leaveFrozen, nil
 		case <-joined:
 			joined = nil
 			fr.setMembership(MemberActive)
 		case <-refresh:
-			// New partitions of subscribed topics: the group learns of them
-			// from its metadata, refreshed now rather than after
-			// metadata.max.age.ms (growth.go).
-			m.cl.ForceMetadataRefresh()
-			topics, err := fr.newTopics(ctx)
-			if err != nil {
-				if ctx.Err() == nil {
-					fr.log.Warn("topic refresh failed", "err", err)
-				}
-				continue
-			}
-			if len(topics) > 0 {
-				fr.log.Info("subscribing to new source topics", "topics", topics)
-				m.subscribe(topics...)
-			}
+			fr.refreshSubscription(ctx, m)
 		case <-t.C:
-			if fr.cfg.TasksMax <= 0 {
-				continue
-			}
-			members, err := fr.groupMembers(ctx)
-			if err != nil || len(members) <= fr.cfg.TasksMax {
-				continue
-			}
-			me := m.memberID()
-			sort.Strings(members)
-			for i, id := range members {
-				if id == me && i >= fr.cfg.TasksMax {
-					return true, nil
-				}
+			if fr.overTasksMax(ctx, m) {
+				return leaveOverTasksMax, nil
 			}
 		}
 	}
 }
 
+// refreshSubscription has the group learn of new partitions of subscribed
+// topics from its metadata, refreshed now rather than after
+// metadata.max.age.ms (growth.go), and subscribes to new source topics.
+func (fr *flowRunner) refreshSubscription(ctx context.Context, m *groupMember) {
+	m.cl.ForceMetadataRefresh()
+	topics, err := fr.newTopics(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			fr.log.Warn("topic refresh failed", "err", err)
+		}
+		return
+	}
+	if len(topics) > 0 {
+		fr.log.Info("subscribing to new source topics", "topics", topics)
+		m.subscribe(topics...)
+	}
+}
+
+// overTasksMax reports whether the group has more members than tasks.max
+// and m is ranked past it (by member id, which every member sorts alike).
+func (fr *flowRunner) overTasksMax(ctx context.Context, m *groupMember) bool {
+	if fr.cfg.TasksMax <= 0 {
+		return false
+	}
+	peers, err := fr.groupMembers(ctx)
+	if err != nil || len(peers) <= fr.cfg.TasksMax {
+		return false
+	}
+	ids := make([]string, 0, len(peers))
+	for _, p := range peers {
+		ids = append(ids, p.memberID)
+	}
+	me := m.memberID()
+	sort.Strings(ids)
+	for i, id := range ids {
+		if id == me && i >= fr.cfg.TasksMax {
+			return true
+		}
+	}
+	return false
+}
+
 // awaitSlot waits until the flow's group has fewer than tasks.max members.
-// Not knowing (the group cannot be described) is not a slot: it keeps
-// asking, and says why once.
+// A member with this process's instance id does not count: it is this
+// process before a restart, whose partitions the join takes back. Not
+// knowing (the group cannot be described) is not a slot: it keeps asking,
+// and says why once.
 func (fr *flowRunner) awaitSlot(ctx context.Context) error {
 	if fr.cfg.TasksMax <= 0 {
 		return nil
 	}
 	said := ""
 	for {
-		members, err := fr.groupMembers(ctx)
+		peers, err := fr.groupMembers(ctx)
+		others := 0
+		for _, p := range peers {
+			if fr.instanceID == "" || p.instanceID != fr.instanceID {
+				others++
+			}
+		}
 		switch {
-		case err == nil && len(members) < fr.cfg.TasksMax:
+		case err == nil && others < fr.cfg.TasksMax:
 			return nil
 		case err != nil && isFatalGroupErr(err):
 			return fmt.Errorf("flow %s: describe group %s on %s: %w", fr.cfg.Name(), fr.cfg.GroupID, fr.cfg.Source, err)
@@ -309,7 +437,7 @@ func (fr *flowRunner) awaitSlot(ctx context.Context) error {
 			if said != "standby" {
 				said = "standby"
 				fr.log.Info("standby: the flow has tasks.max members copying it; waiting for a free slot",
-					"group", fr.cfg.GroupID, "members", len(members), "tasks_max", fr.cfg.TasksMax)
+					"group", fr.cfg.GroupID, "members", others, "tasks_max", fr.cfg.TasksMax)
 			}
 		}
 		fr.setMembership(MemberStandby)
@@ -321,15 +449,26 @@ func (fr *flowRunner) awaitSlot(ctx context.Context) error {
 	}
 }
 
-// groupMembers returns the member ids of the flow's source group.
-func (fr *flowRunner) groupMembers(ctx context.Context) ([]string, error) {
+// groupPeer is one member of a group as the coordinator describes it.
+type groupPeer struct {
+	memberID, instanceID, clientID string
+}
+
+// groupMembers returns the members of the flow's source group.
+func (fr *flowRunner) groupMembers(ctx context.Context) ([]groupPeer, error) {
+	return describeMembers(ctx, fr.worker.io.src, fr.cfg.GroupID)
+}
+
+// describeMembers returns the members of group (none when it does not
+// exist), asking for at most 10 s.
+func describeMembers(ctx context.Context, adm *kadm.Client, group string) ([]groupPeer, error) {
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	described, err := fr.worker.src.DescribeGroups(dctx, fr.cfg.GroupID)
+	described, err := adm.DescribeGroups(dctx, group)
 	if err != nil {
 		return nil, err
 	}
-	d, ok := described[fr.cfg.GroupID]
+	d, ok := described[group]
 	if !ok {
 		return nil, nil
 	}
@@ -339,33 +478,94 @@ func (fr *flowRunner) groupMembers(ctx context.Context) ([]string, error) {
 		}
 		return nil, d.Err
 	}
-	ids := make([]string, 0, len(d.Members))
+	out := make([]groupPeer, 0, len(d.Members))
 	for _, m := range d.Members {
-		ids = append(ids, m.MemberID)
+		p := groupPeer{memberID: m.MemberID, clientID: m.ClientID}
+		if m.InstanceID != nil {
+			p.instanceID = *m.InstanceID
+		}
+		out = append(out, p)
 	}
-	return ids, nil
+	return out, nil
 }
 
 // groupOpts are the session settings of this process's group memberships:
-// the session timeout and heartbeat of FlowConfig.
+// the session timeout and heartbeat of FlowConfig, the instance id, a
+// rebalance timeout that covers a revocation's release (the stop budget)
+// rather than kgo's 60 s (a join that waits for dead members waits up to the
+// largest rebalance timeout among them).
 // The group clients (membership only, no data) carry the process's name in
 // their client id, so the coordinator's view (lag, kafka-consumer-groups)
-// names the same process alike in both groups.
+// names the same process alike in both groups, and a restarted process
+// knows its previous self (claimInstance).
 func (fr *flowRunner) groupOpts() []kgo.Opt {
 	fr.mu.Lock()
 	self := fr.self
 	fr.mu.Unlock()
-	return []kgo.Opt{kgo.SessionTimeout(fr.cfg.SessionTimeout), kgo.HeartbeatInterval(fr.cfg.heartbeatInterval()),
-		kgo.ClientID(self.MemberName())}
+	opts := []kgo.Opt{kgo.SessionTimeout(fr.cfg.SessionTimeout), kgo.HeartbeatInterval(fr.cfg.heartbeatInterval()),
+		kgo.ClientID(self.MemberName()), kgo.RebalanceTimeout(fr.cfg.SessionTimeout + fr.stop.budget)}
+	if fr.instanceID != "" {
+		opts = append(opts, kgo.InstanceID(fr.instanceID))
+	}
+	return opts
 }
 
-// assignedParts returns the partitions of this process's tasks.
-func (w *worker) assignedParts() map[string][]int32 {
-	out := map[string][]int32{}
-	for _, t := range w.allTasks() {
-		out[t.src.topic] = append(out[t.src.topic], t.src.partition)
+// claimInstance makes sure no other live process is group's member under
+// this process's instance id before it joins. The member with the id is
+// this process before a restart when its client id names this host (the
+// restart takes its partitions back at once); one on another host may be a
+// process that died there, so it waits for the coordinator to expire it
+// (the session timeout and a heartbeat), and refuses, naming it, if it is
+// still there: two processes with one instance id fence each other in turn.
+func (fr *flowRunner) claimInstance(ctx context.Context, alias, group string) error {
+	if fr.instanceID == "" {
+		return nil
 	}
-	return out
+	adm, err := fr.clients.Admin(alias)
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(fr.cfg.SessionTimeout + 2*fr.cfg.heartbeatInterval())
+	said := false
+	for {
+		peers, err := describeMembers(ctx, adm, group)
+		if err != nil {
+			return nil // the join reports what is wrong with the group
+		}
+		other := ""
+		for _, p := range peers {
+			if p.instanceID == fr.instanceID && memberHost(p.clientID) != fr.self.Host {
+				other = p.clientID
+			}
+		}
+		switch {
+		case other == "":
+			return nil
+		case time.Now().After(deadline):
+			return &SettingError{Cluster: alias, Key: KeyInstanceID,
+				Msg: fmt.Sprintf("group %s on %s has a live member with this process's instance id %q (client %s, on another host): give each process its own (%s, or --instance-id)",
+					group, alias, fr.instanceID, other, KeyInstanceID)}
+		case !said:
+			said = true
+			fr.log.Warn("another host's member holds this process's instance id; waiting for the coordinator to expire it", "group", group, "instance_id", fr.instanceID, "member", other, "wait", time.Until(deadline).Round(time.Second))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// memberHost is the host in a client id of the form Identity.MemberName
+// writes, "client-id[host:pid]"; "" for another form.
+func memberHost(clientID string) string {
+	i := strings.LastIndex(clientID, "[")
+	j := strings.LastIndex(clientID, ":")
+	if i < 0 || j < i || !strings.HasSuffix(clientID, "]") {
+		return ""
+	}
+	return clientID[i+1 : j]
 }
 
 func countParts(m map[string][]int32) int {
@@ -375,3 +575,7 @@ func countParts(m map[string][]int32) int {
 	}
 	return n
 }
+
+// KeyInstanceID is the mm2.properties key of [Options].InstanceID (named
+// here for messages; internal/config defines it).
+const KeyInstanceID = "mirrorctl.instance.id"

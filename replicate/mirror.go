@@ -25,9 +25,19 @@ type Options struct {
 	Once bool
 	// Observer receives measurements for metrics; nil discards them.
 	Observer Observer
-	// ShutdownTimeout bounds the final flush of data, offset syncs and
-	// progress after ctx is cancelled; default 30s.
-	ShutdownTimeout time.Duration
+	// StopBudget bounds a flow's stop once ctx is cancelled, every step
+	// of it (stop fetching, drain or abort what is in flight, write
+	// progress and offset syncs, leave the groups, close the clients),
+	// whatever the brokers do; what did not finish in it is logged by
+	// name (stop.go). It also bounds each wait of a rebalance's
+	// release. Default [DefaultStopBudget].
+	StopBudget time.Duration
+	// InstanceID is this process's group.instance.id in the flows' groups
+	// (KIP-345 static membership, membership.go): a process restarted
+	// under the same id takes its partitions back at once. It must be
+	// unique among the processes running a flow; "" is dynamic
+	// membership.
+	InstanceID string
 	// IgnoreLiveMM2 starts flows that MirrorMaker 2 still seems to run
 	// (see [DetectMM2]); by default such a flow refuses to start.
 	IgnoreLiveMM2 bool
@@ -38,7 +48,7 @@ type Options struct {
 type Mirror struct {
 	opts    Options
 	log     *slog.Logger
-	mu      sync.Mutex
+	mu      sync.Mutex // guards runners
 	runners []*flowRunner
 }
 
@@ -65,8 +75,8 @@ func New(opts Options) (*Mirror, error) {
 	if opts.Observer == nil {
 		opts.Observer = nopObserver{}
 	}
-	if opts.ShutdownTimeout <= 0 {
-		opts.ShutdownTimeout = 30 * time.Second
+	if opts.StopBudget <= 0 {
+		opts.StopBudget = DefaultStopBudget
 	}
 	return &Mirror{opts: opts, log: opts.Logger}, nil
 }
@@ -74,8 +84,8 @@ func New(opts Options) (*Mirror, error) {
 // Run runs every flow until ctx is cancelled (or, with Options.Once, until
 // each enabled flow has copied what its source held at start). On
 // cancellation it flushes what the target already has in flight, then writes
-// offset syncs and progress, bounded by Options.ShutdownTimeout, and returns
-// nil. It returns an error when a flow cannot start (the other flows are then
+// offset syncs and progress and leaves the groups, within Options.StopBudget,
+// and returns nil. It returns an error when a flow cannot start (the other flows are then
 // stopped too), and, after all flows stopped, the [RecordError]s of partitions
 // that stopped because the target refused a record and the [LossEvent]s of
 // records that did not reach the target (loss.go), joined.
@@ -138,7 +148,7 @@ func (m *Mirror) Run(ctx context.Context) error {
 // When the caller's context ends, cancellations are kept: they are the
 // caller's interrupt.
 type runErrors struct {
-	mu   sync.Mutex
+	mu   sync.Mutex // guards errs
 	errs []error
 }
 
@@ -214,10 +224,7 @@ func (m *Mirror) Stats() []PartitionStats {
 	var out []PartitionStats
 	for _, r := range runners {
 		if r.worker != nil {
-			r.mu.Lock()
-			self := r.self
-			r.mu.Unlock()
-			out = append(out, r.worker.stats(self.String())...)
+			out = append(out, r.worker.stats(r.identity().String())...)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -245,7 +252,10 @@ type FlowStatus struct {
 	Member      Identity `json:"member"`
 	// MemberID is the id the source group's coordinator gave this process,
 	// "" while it is not a member.
-	MemberID   string `json:"member_id,omitempty"`
+	MemberID string `json:"member_id,omitempty"`
+	// InstanceID is the process's group.instance.id ([Options].InstanceID),
+	// "" for dynamic membership.
+	InstanceID string `json:"instance_id,omitempty"`
 	Membership string `json:"membership"` // MemberJoining, MemberActive or MemberStandby
 	Leader     bool   `json:"leader"`
 	TasksMax   int    `json:"tasks_max"`
@@ -268,6 +278,10 @@ type FlowStatus struct {
 	// includes fenced ones).
 	TransactionsCommitted int64 `json:"transactions_committed"`
 	TransactionsAborted   int64 `json:"transactions_aborted"`
+	// LateCopies counts copies acknowledged after this process found it
+	// had been frozen past its session timeout (freeze.go): the group had
+	// given their partitions to others, which may hold them twice.
+	LateCopies int64 `json:"late_copies"`
 }
 
 // Delivery guarantees ([FlowStatus].Delivery).

@@ -116,52 +116,7 @@ func PlanHandoff(ctx context.Context, cfg FlowConfig, clients Clients) (*Handoff
 	} else if ok && d.Err != nil && !errors.Is(d.Err, kerr.UnknownTopicOrPartition) {
 		return nil, fmt.Errorf("describe %s on %s: %w", cfg.MM2.OffsetsTopic, cfg.Target, d.Err)
 	}
-	seen := map[tp]bool{}
-	add := func(k tp) {
-		if seen[k] {
-			return
-		}
-		seen[k] = true
-		if !filter.DecideTopic(cfg.Policy, cfg.Topics, k.topic, cfg.Target, cfg.HeartbeatsReplication).Replicate {
-			plan.OutsideFlow++
-			return
-		}
-		row := HandoffRow{Topic: k.topic, Partition: k.partition, Progress: -1, MM2Offset: -1, Write: -1,
-			recordKey: connectoffsets.Key{Connector: cfg.MM2.Connector, Cluster: cfg.Source, Topic: k.topic, Partition: k.partition}}
-		row.key = connectoffsets.EncodeKey(row.recordKey)
-		if pos, ok := tk.offsets.Get(k.topic, k.partition); ok {
-			row.MM2Offset = pos.Offset
-			row.key = pos.RawKey // the bytes MM2's Connect looks up
-		}
-		next, ok := progress[k]
-		switch {
-		case !ok || next <= 0:
-			row.Action = HandoffNoProgress
-			if ok {
-				row.Progress = next
-			}
-		case row.MM2Offset == next-1:
-			row.Progress, row.Action = next, HandoffInSync
-		case row.MM2Offset > next-1:
-			row.Progress, row.Action = next, HandoffMM2Ahead
-		default:
-			row.Progress, row.Write, row.Action = next, next-1, HandoffWrite
-		}
-		plan.Rows = append(plan.Rows, row)
-	}
-	for k := range progress {
-		add(k)
-	}
-	for _, pos := range tk.offsets.Positions() {
-		add(tp{pos.Topic, pos.Partition})
-	}
-	sort.Slice(plan.Rows, func(i, j int) bool {
-		a, b := plan.Rows[i], plan.Rows[j]
-		if a.Topic != b.Topic {
-			return a.Topic < b.Topic
-		}
-		return a.Partition < b.Partition
-	})
+	plan.Rows = handoffRows(cfg, plan, progress, tk)
 	if plan.MM2, err = DetectMM2(ctx, cfg, clients, nil); err != nil {
 		plan.Blocked = "cannot tell whether MirrorMaker 2 runs the flow: " + err.Error()
 		return plan, nil
@@ -220,4 +175,58 @@ func ApplyHandoff(ctx context.Context, cfg FlowConfig, clients Clients, plan *Ha
 		return n, fmt.Errorf("flow %s: write MM2 offsets to %s on %s: %d of %d written: %w", cfg.Name(), plan.OffsetsTopic, cfg.Target, n, len(recs), err)
 	}
 	return n, nil
+}
+
+// handoffRows is a row per partition that mirrorctl's progress or MM2's
+// Connect offsets name, sorted; partitions outside the flow are counted in
+// plan.OutsideFlow instead.
+func handoffRows(cfg FlowConfig, plan *HandoffPlan, progress map[tp]int64, tk *takeover) []HandoffRow {
+	rows := []HandoffRow{}
+	seen := map[tp]bool{}
+	add := func(k tp) {
+		if seen[k] {
+			return
+		}
+		seen[k] = true
+		if !filter.DecideTopic(cfg.Policy, cfg.Topics, k.topic, cfg.Target, cfg.HeartbeatsReplication).Replicate {
+			plan.OutsideFlow++
+			return
+		}
+		row := HandoffRow{Topic: k.topic, Partition: k.partition, Progress: -1, MM2Offset: -1, Write: -1,
+			recordKey: connectoffsets.Key{Connector: cfg.MM2.Connector, Cluster: cfg.Source, Topic: k.topic, Partition: k.partition}}
+		row.key = connectoffsets.EncodeKey(row.recordKey)
+		if pos, ok := tk.offsets.Get(k.topic, k.partition); ok {
+			row.MM2Offset = pos.Offset
+			row.key = pos.RawKey // the bytes MM2's Connect looks up
+		}
+		next, ok := progress[k]
+		switch {
+		case !ok || next <= 0:
+			row.Action = HandoffNoProgress
+			if ok {
+				row.Progress = next
+			}
+		case row.MM2Offset == next-1:
+			row.Progress, row.Action = next, HandoffInSync
+		case row.MM2Offset > next-1:
+			row.Progress, row.Action = next, HandoffMM2Ahead
+		default:
+			row.Progress, row.Write, row.Action = next, next-1, HandoffWrite
+		}
+		rows = append(rows, row)
+	}
+	for k := range progress {
+		add(k)
+	}
+	for _, pos := range tk.offsets.Positions() {
+		add(tp{pos.Topic, pos.Partition})
+	}
+	sort.Slice(rows, func(i, j int) bool {
+		a, b := rows[i], rows[j]
+		if a.Topic != b.Topic {
+			return a.Topic < b.Topic
+		}
+		return a.Partition < b.Partition
+	})
+	return rows
 }

@@ -133,8 +133,12 @@ type resumeInput struct {
 	mm2              int64 // MM2's last copied upstream offset; -1 none
 	sync             *mm2.OffsetSync
 	remoteEnd        int64 // -1 when not listed
-	latest           bool  // auto.offset.reset=latest
-	whenUnknown      string
+	// uncommittedOnly says the remote partition holds no record a
+	// read_committed reader sees (committedRecords): everything below
+	// remoteEnd belongs to open or aborted transactions, no copies.
+	uncommittedOnly bool
+	latest          bool // auto.offset.reset=latest
+	whenUnknown     string
 }
 
 // chooseResume decides a partition's resume point (see the comment at the
@@ -167,18 +171,22 @@ func chooseResume(in resumeInput) (ResumePoint, error) {
 		rp.Recopy = recopyEstimate(rp.Offset, rp.From, sync, in.remoteEnd)
 		return rp, nil
 	}
+	holds := in.remoteEnd
+	if in.uncommittedOnly {
+		holds = 0
+	}
 	switch {
 	case in.latest && in.logEnd >= 0:
 		rp.Offset, rp.From, rp.Skip = in.logEnd, ResumeLogEnd, in.logEnd-in.logStart
-	case in.remoteEnd <= 0:
+	case holds <= 0:
 		rp.Offset, rp.From = in.logStart, ResumeLogStart
 	case in.whenUnknown == UnknownLogStart:
-		rp.Offset, rp.From, rp.Recopy = in.logStart, ResumeLogStart, in.remoteEnd
+		rp.Offset, rp.From, rp.Recopy = in.logStart, ResumeLogStart, holds
 	case in.whenUnknown == UnknownLogEnd && in.logEnd >= 0:
 		rp.Offset, rp.From, rp.Skip = in.logEnd, ResumeLogEnd, in.logEnd-in.logStart
 	default:
-		rp.Recopy = in.remoteEnd
-		err := unknownErr(in.remoteEnd)
+		rp.Recopy = holds
+		err := unknownErr(holds)
 		rp.Error = err.Error()
 		return rp, err
 	}
@@ -236,7 +244,7 @@ func recopyEstimate(resume int64, from string, sync *mm2.OffsetSync, remoteEnd i
 type takeover struct {
 	offsets *connectoffsets.Store
 
-	mu    sync.Mutex
+	mu    sync.Mutex            // guards syncs and the scan bounds
 	syncs map[tp]mm2.OffsetSync // the newest sync per source partition in the part read
 	// The part of partition 0 of the offset-syncs topic read so far:
 	// scanFrom up to scanTo, its read_committed end at the first read (or
@@ -731,18 +739,31 @@ var ErrMM2Running = errors.New("MirrorMaker 2 still runs this flow")
 
 // preflightResume refuses the flow, before any partition task starts, when
 // a partition it replicates has no known resume point and its remote
-// partition already holds records (chooseResume), so that a refused flow
-// copies nothing at all. Without a refusal possible (a choice made, or
+// partition already holds records a read_committed reader sees
+// (chooseResume, committedRecords), so that a refused flow copies nothing
+// at all. Without a refusal possible (a choice made, or
 // auto.offset.reset=latest) it refuses nothing.
-func (w *worker) preflightResume(plan *Plan, snap *resumeSnapshot) error {
+func (w *worker) preflightResume(ctx context.Context, plan *Plan, snap *resumeSnapshot) error {
 	if w.cfg.StartFromLatest || (w.cfg.MM2.WhenUnknown != "" && w.cfg.MM2.WhenUnknown != UnknownRefuse) || len(plan.Replicated()) == 0 {
 		return nil
 	}
 	var errs []error
-	for _, rp := range snap.resumePoints(w.cfg, plan, w.takeover) {
-		if rp.Error != "" {
-			errs = append(errs, fmt.Errorf("%s[%d] -> %s[%d]: %w", rp.Topic, rp.Partition, rp.RemoteTopic, rp.Partition, unknownErr(rp.RemoteEnd)))
+	for _, rp := range snap.resumePoints(w.cfg, plan, w.starter.takeover) {
+		if rp.Error == "" {
+			continue
 		}
+		// Records of open or aborted transactions (an exactly-once owner
+		// killed mid-transaction) are no copies: judge by what is
+		// committed. An open one is not fenced here (its owner may be
+		// alive); the task's start fences it and judges again.
+		n, err := committedRecords(ctx, w.clients, w.cfg.Target, rp.RemoteTopic, rp.Partition)
+		if err != nil {
+			return fmt.Errorf("flow %s: %w", w.cfg.Name(), err)
+		}
+		if n == 0 {
+			continue
+		}
+		errs = append(errs, fmt.Errorf("%s[%d] -> %s[%d]: %w", rp.Topic, rp.Partition, rp.RemoteTopic, rp.Partition, unknownErr(rp.RemoteEnd)))
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("flow %s: refusing to start, %d partitions would be copied again: %w", w.cfg.Name(), len(errs), errors.Join(errs...))
@@ -769,31 +790,47 @@ func (w *worker) preflightAgain(ctx context.Context, plan *Plan, snap *resumeSna
 			return err
 		case <-time.After(max(w.cfg.ProgressInterval, 50*time.Millisecond)):
 		}
-		progress, rerr := w.progress.readAtStart(ctx, w.followProgress)
+		progress, rerr := w.progress.readAtStart(ctx, w.run.followProgress)
 		if rerr != nil {
 			return rerr
 		}
 		snap.progress = progress
-		err = w.preflightResume(plan, snap)
+		err = w.preflightResume(ctx, plan, snap)
 	}
 	return err
 }
 
 // resumePoint chooses task t's resume point (chooseResume) from its progress
 // (written, -1 none), the source log start, the listed source and remote end
-// offsets (empty when not listed) and what MM2 left, and logs a takeover or
-// a start at the log end. A gap (Skip with a source other than the log end)
-// is the caller's to report.
-func (w *worker) resumePoint(t *task, logStart, written int64, ends, rends kadm.ListedOffsets) (ResumePoint, error) {
+// offsets and what MM2 left, and logs a takeover or a start at the log end.
+// Where no resume point is known and the remote partition holds records,
+// it judges by what a read_committed reader of the remote sees (after
+// attach fenced the previous exactly-once owner, its open transaction is
+// aborted): only committed copies make it refuse. A gap (Skip with a source
+// other than the log end) is the caller's to report.
+func (s *starter) resumePoint(ctx context.Context, t *task, logStart, written int64, f *startFacts) (ResumePoint, error) {
+	w := s.w
 	in := resumeInput{logStart: logStart, logEnd: -1, progress: written, remoteEnd: -1, latest: w.cfg.StartFromLatest, whenUnknown: w.cfg.MM2.WhenUnknown}
-	if e, ok := ends.Lookup(t.src.topic, t.src.partition); ok && e.Err == nil {
+	if e, ok := f.ends.Lookup(t.src.topic, t.src.partition); ok && e.Err == nil {
 		in.logEnd = e.Offset
 	}
-	if e, ok := rends.Lookup(t.remote, t.src.partition); ok && e.Err == nil {
+	if e, ok := f.rends.Lookup(t.remote, t.src.partition); ok && e.Err == nil {
 		in.remoteEnd = e.Offset
 	}
-	in.mm2, in.sync = w.takeover.input(t.src)
+	in.mm2, in.sync = s.takeover.input(t.src)
 	rp, err := chooseResume(in)
+	if errors.Is(err, ErrResumeUnknown) {
+		n, cerr := committedRecords(ctx, w.clients, w.cfg.Target, t.remote, t.src.partition)
+		if cerr != nil {
+			return rp, fmt.Errorf("%s[%d] -> %s[%d]: %w", t.src.topic, t.src.partition, t.remote, t.src.partition, cerr)
+		}
+		if n == 0 {
+			in.uncommittedOnly = true
+			w.log.Info("the remote partition holds only records of open or aborted transactions: starting from the log start", "topic", t.src.topic, "partition", t.src.partition,
+				"remote", t.remote, "remote_end", in.remoteEnd)
+			rp, err = chooseResume(in)
+		}
+	}
 	if err != nil {
 		return rp, fmt.Errorf("%s[%d] -> %s[%d]: %w", t.src.topic, t.src.partition, t.remote, t.src.partition, err)
 	}

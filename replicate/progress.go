@@ -25,10 +25,6 @@ type tp struct {
 	partition int32
 }
 
-func encodeProgress(t tp, next int64, now time.Time) *kgo.Record {
-	return encodeProgressValue(t, progress.Value{Next: next, Time: now})
-}
-
 func encodeProgressValue(t tp, v progress.Value) *kgo.Record {
 	k, val := progress.EncodeValue(progress.Key{Topic: t.topic, Partition: t.partition}, v)
 	return &kgo.Record{Key: k, Value: val, Partition: 0, Timestamp: v.Time}
@@ -121,14 +117,13 @@ type progressView struct {
 	topic   string
 	log     *slog.Logger
 
-	cmu       sync.Mutex
+	cmu       sync.Mutex  // guards cl, from and following
 	cl        *kgo.Client // follow's, also the start-up read's lists (client)
 	from      kgo.Offset  // where follow starts: the log start the start-up read listed, else AtStart
 	following bool        // follow has started on cl
 
-	mu      sync.Mutex
-	next    map[tp]int64
-	vals    map[tp]progress.Value // the whole newest value (topic ID, loss)
+	mu      sync.Mutex            // guards vals, read, changed and skipped
+	vals    map[tp]progress.Value // the newest value per source partition (position, topic ID, loss)
 	read    int64                 // offset after the last record read, -1 before the first fetch
 	changed chan struct{}
 	skipped int
@@ -136,7 +131,7 @@ type progressView struct {
 
 func newProgressView(clients Clients, cfg FlowConfig, log *slog.Logger) *progressView {
 	return &progressView{clients: clients, alias: cfg.Target, topic: ProgressTopic(cfg.Policy, cfg.Source), log: log,
-		from: kgo.NewOffset().AtStart(), next: make(map[tp]int64), vals: make(map[tp]progress.Value), changed: make(chan struct{})}
+		from: kgo.NewOffset().AtStart(), vals: make(map[tp]progress.Value), changed: make(chan struct{})}
 }
 
 // client returns the view's client, built at the first call: the start-up
@@ -170,8 +165,8 @@ func (v *progressView) close() {
 func (v *progressView) get(t tp) (int64, bool) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	n, ok := v.next[t]
-	return n, ok
+	val, ok := v.vals[t]
+	return val.Next, ok
 }
 
 // value returns the newest progress value stored for t.
@@ -249,7 +244,6 @@ func (v *progressView) apply(recs []*kgo.Record) {
 			}
 			tps[t] = true
 		}
-		v.next[t] = val.Next
 		v.vals[t] = val
 	}
 }
@@ -378,9 +372,9 @@ func (v *progressView) readAtStart(ctx context.Context, follow func()) (map[tp]i
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	out := make(map[tp]int64, len(v.next))
-	for k, n := range v.next {
-		out[k] = n
+	out := make(map[tp]int64, len(v.vals))
+	for k, val := range v.vals {
+		out[k] = val.Next
 	}
 	return out, nil
 }

@@ -15,7 +15,7 @@ import (
 // wins per source partition, whatever the spelling of its key; an
 // undecodable newest record is counted and the one before it taken.
 func TestProgressViewApply(t *testing.T) {
-	v := &progressView{log: slog.New(slog.DiscardHandler), next: map[tp]int64{}, vals: map[tp]progress.Value{}}
+	v := &progressView{log: slog.New(slog.DiscardHandler), vals: map[tp]progress.Value{}}
 	var recs []*kgo.Record
 	add := func(key, val string) {
 		r := &kgo.Record{Key: []byte(key), Offset: int64(len(recs))}
@@ -39,12 +39,12 @@ func TestProgressViewApply(t *testing.T) {
 	v.apply(recs)
 	want := map[tp]int64{{"orders", 0}: 30, {"orders", 1}: 7, {"orders", 2}: 4}
 	for k, n := range want {
-		if v.next[k] != n {
-			t.Errorf("next[%v] = %d, want %d", k, v.next[k], n)
+		if v.vals[k].Next != n {
+			t.Errorf("next[%v] = %d, want %d", k, v.vals[k].Next, n)
 		}
 	}
-	if len(v.next) != len(want) {
-		t.Errorf("next = %v, want %v", v.next, want)
+	if len(v.vals) != len(want) {
+		t.Errorf("vals = %v, want %v", v.vals, want)
 	}
 	if v.skipped != 1 {
 		t.Errorf("skipped = %d, want 1 (the garbage record)", v.skipped)
@@ -53,8 +53,8 @@ func TestProgressViewApply(t *testing.T) {
 	recs = nil
 	enc("orders", 1, 9)
 	v.apply(recs)
-	if v.next[tp{"orders", 1}] != 9 {
-		t.Errorf("next[orders-1] = %d after the second poll, want 9", v.next[tp{"orders", 1}])
+	if v.vals[tp{"orders", 1}].Next != 9 {
+		t.Errorf("next[orders-1] = %d after the second poll, want 9", v.vals[tp{"orders", 1}].Next)
 	}
 }
 

@@ -37,7 +37,7 @@ import (
 // sourceTopicIDs returns the source's topic ID (base64, as kadm prints it)
 // of each of names it knows.
 func (w *worker) sourceTopicIDs(ctx context.Context, names []string) (map[string]string, error) {
-	md, err := w.src.Metadata(ctx, names...)
+	md, err := w.io.src.Metadata(ctx, names...)
 	if err != nil {
 		return nil, fmt.Errorf("metadata of %d topics on %s: %w", len(names), w.cfg.Source, err)
 	}
@@ -89,7 +89,7 @@ func (w *worker) fetchError(topic string, partition int32, err error) {
 		return
 	}
 	if errors.Is(err, kerr.UnknownTopicID) {
-		if t := w.task(topic, partition); t != nil && t.State() == TaskRunning {
+		if t := w.tasks.get(topic, partition); t != nil && t.State() == TaskRunning {
 			pos := t.position.Load()
 			w.reportLoss(t, LossEvent{Kind: LossSourceRecreated, From: pos, To: pos, Stopped: true,
 				Reason: "the source topic was deleted (or deleted and created again) while it was copied (UNKNOWN_TOPIC_ID); restart replicate: " +
@@ -97,14 +97,14 @@ func (w *worker) fetchError(topic string, partition int32, err error) {
 			return
 		}
 	}
-	if w.fetchWarned.allow(topic, partition, err.Error(), w.now()) {
+	if w.run.fetchWarned.allow(topic, partition, err.Error(), w.now()) {
 		w.log.Warn("fetch error", "topic", topic, "partition", partition, "err", err)
 	}
 }
 
 // onceAMinute lets a message through once a minute per partition and text.
 type onceAMinute struct {
-	mu   sync.Mutex
+	mu   sync.Mutex // guards last
 	last map[string]time.Time
 }
 

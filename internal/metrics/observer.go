@@ -142,6 +142,7 @@ type Observer struct {
 var (
 	_ replicate.Observer            = (*Observer)(nil)
 	_ replicate.TransactionObserver = (*Observer)(nil)
+	_ replicate.PartitionCloser     = (*Partition)(nil)
 )
 
 // New returns an empty Observer. now is the clock (nil is time.Now); tests
@@ -163,18 +164,29 @@ func New(now func() time.Time) *Observer {
 	}
 }
 
-// Partition returns the series of one copied partition (the same one when
-// asked again for the same labels). It implements replicate.Observer.
+// Partition returns the series of one copied partition for one partition
+// task: fresh ones each time (a partition assigned again starts clean,
+// whatever stopped it before), which replace the previous task's. The
+// engine closes them when the task ends here (Partition.Close): from then
+// on the partition has no series in this process, so every process
+// exports only the partitions it copies. It implements replicate.Observer.
 func (o *Observer) Partition(source, target, remoteTopic string, partition int32) replicate.PartitionObserver {
 	key := [4]string{source, target, remoteTopic, strconv.Itoa(int(partition))}
+	p := &Partition{o: o, labels: key, now: o.now, recordRate: newWindow(), byteRate: newWindow(), age: newWindow(), latency: newWindow()}
 	o.mu.Lock()
-	defer o.mu.Unlock()
-	p := o.parts[key]
-	if p == nil {
-		p = &Partition{labels: key, now: o.now, recordRate: newWindow(), byteRate: newWindow(), age: newWindow(), latency: newWindow()}
-		o.parts[key] = p
-	}
+	o.parts[key] = p
+	o.mu.Unlock()
 	return p
+}
+
+// Close drops the partition's series, unless a newer task's replaced them.
+// It implements replicate.PartitionCloser.
+func (p *Partition) Close() {
+	p.o.mu.Lock()
+	if p.o.parts[p.labels] == p {
+		delete(p.o.parts, p.labels)
+	}
+	p.o.mu.Unlock()
 }
 
 // CheckpointWritten records one acknowledged checkpoint's latency. It
@@ -278,6 +290,7 @@ type ckSeries struct {
 // Partition holds one copied partition's series. It implements
 // replicate.PartitionObserver.
 type Partition struct {
+	o      *Observer
 	labels [4]string
 	now    func() time.Time
 

@@ -1,0 +1,94 @@
+package replicate
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+)
+
+// A process that was not running for longer than its session timeout
+// (SIGSTOP, a VM paused, a debugger, a host swapping hard) has been removed
+// from the flow's groups: its partitions belong to others now, which resume
+// from the progress it wrote. When it runs again it still believes it owns
+// them until its next heartbeat is refused. The freeze guard ends that
+// window: a ticker notes every freezeTick that the process runs, and a gap
+// longer than the session timeout (seen by the ticker or by the poll loop,
+// whichever runs first after the pause) holds every partition at once
+// (nothing more is handed to the producer), and has the membership leave
+// and join the group again, releasing the tasks without writing progress
+// (the new owners may be ahead). Copies the producer still had buffered
+// from before the pause land after the removal: they are counted
+// ([FlowStatus].LateCopies, mirrorctl_late_copies_total) and logged, since
+// they can duplicate the new owners' copies. In exactly-once mode the new
+// owner has fenced the transactional ids, so nothing of them commits.
+type freezeGuard struct {
+	limit      time.Duration // the session timeout
+	last       atomic.Int64  // unix ns of the last tick
+	suspect    atomic.Bool   // a freeze was detected; cleared when the tasks are released
+	lateCopies atomic.Int64  // copies acknowledged after a detected freeze, over the run
+	lateBefore atomic.Int64  // lateCopies when the freeze was detected
+	rejoin     chan struct{} // tells the membership to leave and join again
+}
+
+// freezeTick is how often the guard notes that the process runs.
+const freezeTick = 100 * time.Millisecond
+
+func newFreezeGuard(limit time.Duration) *freezeGuard {
+	g := &freezeGuard{limit: limit, rejoin: make(chan struct{}, 1)}
+	g.last.Store(time.Now().UnixNano())
+	return g
+}
+
+// frozen reports whether the process did not run (no tick) for longer than
+// the session timeout before now.
+func (g *freezeGuard) frozen(now time.Time) bool {
+	return now.UnixNano()-g.last.Load() > int64(g.limit)
+}
+
+// runFreezeGuard ticks until ctx ends.
+func (w *worker) runFreezeGuard(ctx context.Context) {
+	t := time.NewTicker(freezeTick)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			if w.freeze.frozen(now) {
+				w.freezeDetected(now)
+			}
+			w.freeze.last.Store(now.UnixNano())
+		}
+	}
+}
+
+// freezeDetected holds every partition and asks the membership to rejoin
+// (once per freeze).
+func (w *worker) freezeDetected(now time.Time) {
+	if w.freeze.suspect.Swap(true) {
+		return
+	}
+	w.freeze.lateBefore.Store(w.freeze.lateCopies.Load())
+	gap := time.Duration(now.UnixNano() - w.freeze.last.Load())
+	w.gate.holdAll(holdFrozen)
+	w.log.Warn("this process did not run for longer than the session timeout: the group has given its partitions to other members; copying nothing more and joining the group again",
+		"paused_for", gap.Round(time.Millisecond), "session_timeout", w.cfg.SessionTimeout, "tasks", w.tasks.count())
+	select {
+	case w.freeze.rejoin <- struct{}{}:
+	default:
+	}
+}
+
+// freezeCleared ends a detected freeze once its tasks were released, and
+// says how many copies landed after the removal.
+func (w *worker) freezeCleared() {
+	if !w.freeze.suspect.Swap(false) {
+		return
+	}
+	late := w.freeze.lateCopies.Load() - w.freeze.lateBefore.Load()
+	w.freeze.last.Store(time.Now().UnixNano())
+	if late > 0 {
+		w.log.Warn("copies acknowledged after this process was removed from the group: the new owners may hold them twice",
+			"records", late)
+	}
+}

@@ -1,0 +1,198 @@
+package replicate
+
+import (
+	"sort"
+	"sync"
+)
+
+// taskSet is the registry of one flow's partition tasks in this process:
+// the live ones by partition, and those released during the run (their
+// figures count in the run's totals). The starter adds, the release
+// removes; everything else only looks.
+type taskSet struct {
+	mu       sync.RWMutex // guards live, released, remotes and onceEnds
+	live     map[tp]*task
+	released []*task
+	// remotes holds one remote topic name per source topic, shared by
+	// its tasks: the producer looks a record's topic up on every
+	// produce, and one string compares by pointer.
+	remotes map[string]string
+	// onceEnds (once): the flow's partitions and their end offsets when
+	// the run started; the run is done when each reached its end.
+	onceEnds map[tp]int64
+}
+
+func newTaskSet() *taskSet {
+	return &taskSet{live: map[tp]*task{}, remotes: map[string]string{}}
+}
+
+// get returns the live task of topic[partition], nil if none.
+func (s *taskSet) get(topic string, partition int32) *task {
+	s.mu.RLock()
+	t := s.live[tp{topic, partition}]
+	s.mu.RUnlock()
+	return t
+}
+
+// all returns the live tasks.
+func (s *taskSet) all() []*task {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]*task, 0, len(s.live))
+	for _, t := range s.live {
+		out = append(out, t)
+	}
+	return out
+}
+
+// every returns the live tasks and those released during the run.
+func (s *taskSet) every() []*task {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := append([]*task(nil), s.released...)
+	for _, t := range s.live {
+		out = append(out, t)
+	}
+	return out
+}
+
+// parts returns the partitions of the live tasks.
+func (s *taskSet) parts() map[string][]int32 {
+	out := map[string][]int32{}
+	for _, t := range s.all() {
+		out[t.src.topic] = append(out[t.src.topic], t.src.partition)
+	}
+	return out
+}
+
+func (s *taskSet) count() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.live)
+}
+
+// add creates a task for each partition of parts that has none, with
+// remote naming its remote topic, and returns the new ones.
+func (s *taskSet) add(parts map[string][]int32, remote func(string) string) []*task {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*task
+	for topic, ps := range parts {
+		for _, p := range ps {
+			key := tp{topic, p}
+			if _, ok := s.live[key]; ok {
+				continue
+			}
+			end := int64(-1)
+			if e, ok := s.onceEnds[key]; ok {
+				end = e
+			}
+			r, ok := s.remotes[topic]
+			if !ok {
+				r = remote(topic)
+				s.remotes[topic] = r
+			}
+			t := newTask(key, r, end)
+			s.live[key] = t
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// take removes the live tasks of parts and returns them.
+func (s *taskSet) take(parts map[string][]int32) []*task {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*task
+	for topic, ps := range parts {
+		for _, p := range ps {
+			key := tp{topic, p}
+			if t, ok := s.live[key]; ok {
+				delete(s.live, key)
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// retire keeps ts, released, for the run's totals.
+func (s *taskSet) retire(ts []*task) {
+	s.mu.Lock()
+	s.released = append(s.released, ts...)
+	s.mu.Unlock()
+}
+
+func (s *taskSet) setOnceEnds(ends map[tp]int64) {
+	s.mu.Lock()
+	s.onceEnds = ends
+	s.mu.Unlock()
+}
+
+func (s *taskSet) ends() map[tp]int64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.onceEnds
+}
+
+// isLive reports whether t is the live task of its partition.
+func (s *taskSet) isLive(t *task) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.live[t.src] == t
+}
+
+// recordErrors returns the [RecordError]s of every task of the run, sorted
+// by topic and partition.
+func (s *taskSet) recordErrors() []error {
+	var errs []*RecordError
+	for _, t := range s.every() {
+		t.mu.Lock()
+		if t.fail.err != nil {
+			errs = append(errs, t.fail.err)
+		}
+		t.mu.Unlock()
+	}
+	sort.Slice(errs, func(i, j int) bool {
+		if errs[i].Topic != errs[j].Topic {
+			return errs[i].Topic < errs[j].Topic
+		}
+		return errs[i].Partition < errs[j].Partition
+	})
+	out := make([]error, len(errs))
+	for i, e := range errs {
+		out[i] = e
+	}
+	return out
+}
+
+// lossErrors returns the loss events of every task of the run, but those of
+// refused records (recordErrors reports them), sorted by topic and
+// partition, oldest first.
+func (s *taskSet) lossErrors() []error {
+	var evs []LossEvent
+	for _, t := range s.every() {
+		t.mu.Lock()
+		for _, ev := range t.loss.events {
+			// Refused records are recordErrors'; an event that lost
+			// nothing and stopped nothing (a recreated topic copied
+			// from its start by choice) is reported, not an error.
+			if ev.Kind != LossRefused && (ev.Count > 0 || ev.Stopped) {
+				evs = append(evs, ev)
+			}
+		}
+		t.mu.Unlock()
+	}
+	sort.SliceStable(evs, func(i, j int) bool {
+		if evs[i].Topic != evs[j].Topic {
+			return evs[i].Topic < evs[j].Topic
+		}
+		return evs[i].Partition < evs[j].Partition
+	})
+	out := make([]error, len(evs))
+	for i := range evs {
+		out[i] = &evs[i]
+	}
+	return out
+}
