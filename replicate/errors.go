@@ -34,9 +34,14 @@ func (e *RecordError) Unwrap() error { return e.Err }
 // starts (e.g. exactly-once on a target without transactions): the cluster
 // and the key at fault. mirrorctl exits 2 on it, as on a config file error.
 type SettingError struct {
-	Cluster string // the cluster alias the setting is about
+	Cluster string // the cluster alias the setting is about; "" for the process's own
 	Key     string // the key as written in mm2.properties, e.g. "eu-west.exactly.once.source.support"
 	Msg     string // never a property value
 }
 
-func (e *SettingError) Error() string { return "cluster " + e.Cluster + ": " + e.Key + ": " + e.Msg }
+func (e *SettingError) Error() string {
+	if e.Cluster == "" {
+		return e.Key + ": " + e.Msg
+	}
+	return "cluster " + e.Cluster + ": " + e.Key + ": " + e.Msg
+}

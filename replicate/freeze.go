@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync/atomic"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // A process that was not running for longer than its session timeout
@@ -12,22 +14,35 @@ import (
 // from the progress it wrote. When it runs again it still believes it owns
 // them until its next heartbeat is refused. The freeze guard ends that
 // window: a ticker notes every freezeTick that the process runs, and a gap
-// longer than the session timeout (seen by the ticker or by the poll loop,
-// whichever runs first after the pause) holds every partition at once
+// longer than the session timeout less a heartbeat interval (freezeLimit;
+// seen by the ticker, the poll loop or the data producer, whichever runs
+// first after the pause) holds every partition at once
 // (nothing more is handed to the producer), and has the membership leave
 // and join the group again, releasing the tasks without writing progress
 // (the new owners may be ahead). Copies the producer still had buffered
-// from before the pause land after the removal: they are counted
-// ([FlowStatus].LateCopies, mirrorctl_late_copies_total) and logged, since
-// they can duplicate the new owners' copies. In exactly-once mode the new
-// owner has fenced the transactional ids, so nothing of them commits.
+// from before the pause land after the removal: the copies acknowledged
+// after the freeze was seen are counted ([FlowStatus].LateCopies) and
+// logged, since they can duplicate the new owners' copies (the count may
+// include a few that were in flight when the process froze, written before
+// its removal). In exactly-once mode the new owners fenced the
+// transactional ids, so nothing of them commits.
 type freezeGuard struct {
-	limit      time.Duration // the session timeout
+	limit      time.Duration // freezeLimit
 	last       atomic.Int64  // unix ns of the last tick
 	suspect    atomic.Bool   // a freeze was detected; cleared when the tasks are released
 	lateCopies atomic.Int64  // copies acknowledged after a detected freeze, over the run
 	lateBefore atomic.Int64  // lateCopies when the freeze was detected
 	rejoin     chan struct{} // tells the membership to leave and join again
+}
+
+// freezeLimit is the longest a process may not run before the coordinator
+// may have expired it: its last heartbeat went out up to a heartbeat
+// interval before the pause began, and the session ends a session timeout
+// after it. A starved process taken for frozen rejoins and copies again
+// from the progress: a false alarm costs a rebalance, a missed freeze
+// copies twice.
+func freezeLimit(f FlowConfig) time.Duration {
+	return max(f.SessionTimeout-f.heartbeatInterval(), f.SessionTimeout/2)
 }
 
 // freezeTick is how often the guard notes that the process runs.
@@ -39,8 +54,23 @@ func newFreezeGuard(limit time.Duration) *freezeGuard {
 	return g
 }
 
+// writeHook is the at-least-once data producer's kgo hook: a produce
+// request written after a freeze (a batch buffered before it) makes the
+// guard see the freeze before that batch's answer comes, so its copies are
+// counted as late.
+type writeHook struct{ w *worker }
+
+func (h writeHook) OnBrokerWrite(_ kgo.BrokerMetadata, key int16, _ int, _, _ time.Duration, _ error) {
+	if key != 0 { // Produce
+		return
+	}
+	if now := time.Now(); h.w.freeze.frozen(now) {
+		h.w.freezeDetected(now)
+	}
+}
+
 // frozen reports whether the process did not run (no tick) for longer than
-// the session timeout before now.
+// the limit before now.
 func (g *freezeGuard) frozen(now time.Time) bool {
 	return now.UnixNano()-g.last.Load() > int64(g.limit)
 }

@@ -85,7 +85,7 @@ type flowCounts struct {
 func newWorker(env flowEnv) *worker {
 	f := env.cfg
 	w := &worker{flowEnv: env, tasks: newTaskSet(), progress: newProgressView(env.clients, f, env.log),
-		writer: newProgressWriter(f, env.log, env.now), syncs: newSyncSender(f, env.log), freeze: newFreezeGuard(f.SessionTimeout)}
+		writer: newProgressWriter(f, env.log, env.now), syncs: newSyncSender(f, env.log), freeze: newFreezeGuard(freezeLimit(f))}
 	w.io.limits = &limitsCache{}
 	w.starter = &starter{w: w}
 	if f.ExactlyOnce {
@@ -109,6 +109,8 @@ func (w *worker) dataProducer(txnID string) (*kgo.Client, error) {
 		kgo.ProducerBatchMaxBytesFn(w.io.limits.batchMaxBytes), w.stop.clientOpt()}
 	if txnID != "" {
 		opts = append(opts, kgo.TransactionalID(txnID), kgo.ConcurrentTransactionsBackoff(5*time.Millisecond))
+	} else {
+		opts = append(opts, kgo.WithHooks(writeHook{w})) // freeze.go
 	}
 	return w.clients.Client(w.cfg.Target, RoleProducer, opts...)
 }

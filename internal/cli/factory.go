@@ -21,11 +21,12 @@ import (
 // newFactory wires the lazy providers in dependency order and returns the
 // cleanup that closes whatever they opened. g is filled in by flag parsing
 // before any provider is called.
-func newFactory(ios *iostreams.IOStreams, logger *slog.Logger, g *globalOptions) (*cmdutil.Factory, func()) {
+func newFactory(ios *iostreams.IOStreams, logger *slog.Logger, g *globalOptions, budget *stopWatchdog) (*cmdutil.Factory, func()) {
 	f := &cmdutil.Factory{
-		IO:     ios,      // depends on nothing
-		Logger: logger,   // level set from -v when flags are resolved
-		Now:    time.Now, // depends on nothing
+		IO:            ios,        // depends on nothing
+		Logger:        logger,     // level set from -v when flags are resolved
+		Now:           time.Now,   // depends on nothing
+		SetStopBudget: budget.set, // depends on nothing
 	}
 	// depends on the resolved -c / MIRRORCTL_CONFIG; shell completion runs
 	// before resolution, so the environment is consulted here too.

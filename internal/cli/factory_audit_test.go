@@ -17,13 +17,13 @@ func TestFactoryAudit(t *testing.T) {
 	t.Setenv("MIRRORCTL_AUDIT_LOG", envPath)
 	ios, _, _, _ := iostreams.Test()
 
-	f, cleanup := newFactory(ios, nil, &globalOptions{})
+	f, cleanup := newFactory(ios, nil, &globalOptions{}, &stopWatchdog{})
 	if got := f.AuditPath(); got != envPath {
 		t.Fatalf("AuditPath with MIRRORCTL_AUDIT_LOG = %q, want %q", got, envPath)
 	}
 	cleanup()
 
-	f, cleanup = newFactory(ios, nil, &globalOptions{auditLog: flagPath})
+	f, cleanup = newFactory(ios, nil, &globalOptions{auditLog: flagPath}, &stopWatchdog{})
 	if got := f.AuditPath(); got != flagPath {
 		t.Fatalf("AuditPath with --audit-log = %q, want %q", got, flagPath)
 	}

@@ -14,7 +14,9 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/mirrorctl/mirrorctl/internal/cli/cmdutil"
 	"github.com/mirrorctl/mirrorctl/internal/config"
@@ -26,16 +28,41 @@ import (
 
 // Main runs mirrorctl with os.Args and the process's streams and returns the
 // exit code for os.Exit. SIGINT and SIGTERM cancel the root context; a second
-// signal kills the process the default way.
+// signal kills the process the default way. After the first, the command has
+// its stop budget (replicate's, else DefaultStopBudget) and stopGrace more
+// to return: a process still running then says so and exits 130, so that
+// a stop never waits on a broker beyond what it promised.
 func Main() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	budget := &stopWatchdog{}
 	go func() {
 		<-ctx.Done()
 		stop() // restore default handling: a second Ctrl-C kills at once
+		limit := budget.get() + stopGrace
+		time.Sleep(limit)
+		fmt.Fprintf(os.Stderr, "mirrorctl: still stopping %s after the signal (stop budget %s): exiting now\n", limit, budget.get())
+		os.Exit(cmdutil.ExitInterrupted)
 	}()
 	ios := iostreams.System()
-	return Run(ctx, ios, os.Args[1:], NewLogger(os.Stderr))
+	return runWith(ctx, ios, os.Args[1:], NewLogger(os.Stderr), budget)
+}
+
+// stopGrace is what Main's watchdog allows past the stop budget: rendering
+// the final report and closing the clients.
+const stopGrace = 2 * time.Second
+
+// stopWatchdog holds the stop budget the running command declared
+// (cmdutil.Factory.SetStopBudget).
+type stopWatchdog struct{ d atomic.Int64 }
+
+func (w *stopWatchdog) set(d time.Duration) { w.d.Store(int64(d)) }
+
+func (w *stopWatchdog) get() time.Duration {
+	if d := time.Duration(w.d.Load()); d > 0 {
+		return d
+	}
+	return replicate.DefaultStopBudget
 }
 
 // Run executes the command line args (without the program name) against ios
@@ -45,11 +72,15 @@ func Main() int {
 // NewLogger(ios.ErrOut) is used. Everything the run opened (Kafka clients) is
 // closed before Run returns.
 func Run(ctx context.Context, ios *iostreams.IOStreams, args []string, logger *slog.Logger) int {
+	return runWith(ctx, ios, args, logger, &stopWatchdog{})
+}
+
+func runWith(ctx context.Context, ios *iostreams.IOStreams, args []string, logger *slog.Logger, budget *stopWatchdog) int {
 	if logger == nil {
 		logger = NewLogger(ios.ErrOut)
 	}
 	g := &globalOptions{output: string(output.FormatTable)}
-	f, cleanup := newFactory(ios, logger, g)
+	f, cleanup := newFactory(ios, logger, g, budget)
 	defer cleanup()
 
 	root := NewCmdRoot(f, g)

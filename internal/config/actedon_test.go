@@ -154,6 +154,9 @@ var actedOnKeys = []string{
 	"offset.storage.topic", KeyMM2OffsetsTopic, KeyMM2Connector, KeyMM2ConnectGroup, KeyResumeUnknown,
 	// A recreated source topic (replicate/topicid.go).
 	KeySourceRecreated,
+	// The replicate process's static membership and stop budget
+	// (internal/cli/replicate).
+	KeyInstanceID, KeyStopBudget,
 }
 
 // TestExactlyOnceErrors: what mirrorctl cannot honour is a config error

@@ -199,6 +199,20 @@ func Parse(name string, r io.Reader, opts ...Option) (*Config, error) {
 	return cfg, nil
 }
 
+// Process returns a top-level-only key of mirrorctl's own (KeyInstanceID,
+// KeyStopBudget): its value (the default when unset), the line it was set
+// on (0 when unset), and whether the key is one.
+func (c *Config) Process(key string) (value string, line int, ok bool) {
+	ki, known := knownKeys[key]
+	if !known || ki.scope != scopeTop {
+		return "", 0, false
+	}
+	if e, set := c.top[key]; set {
+		return e.value, e.line, true
+	}
+	return ki.def, 0, true
+}
+
 // Cluster returns the cluster with the given alias.
 func (c *Config) Cluster(alias string) (*Cluster, bool) {
 	cl, ok := c.clusters[alias]

@@ -117,6 +117,11 @@ var knownKeys = map[string]keyInfo{
 	// copied with the progress that covers them: what a read_committed
 	// consumer of the target waits, at most, past the copy.
 	KeyTransactionInterval: {kind: kInt, def: "200", min: 10, hasMin: true},
+	// The process's own settings (top level only): its group.instance.id
+	// in the flows' groups (static membership; "none" for dynamic; the
+	// CLI's default names the host and a slot) and the stop budget, in ms.
+	KeyInstanceID: {kind: kString, scope: scopeTop},
+	KeyStopBudget: {kind: kInt, scope: scopeTop, def: "10000", min: 100, hasMin: true},
 	// Taking over from MM2 (replicate/mm2resume.go): where MM2's Connect
 	// source offsets are, under which connector name, MM2's Connect worker
 	// group (defaults per flow, filled in by the CLI), and what a partition
@@ -157,6 +162,14 @@ const KeyExactlyOnce = "exactly.once.source.support"
 // KeyTransactionInterval is how often, in ms, an exactly-once partition task
 // commits its transaction (mirrorctl's key).
 const KeyTransactionInterval = "mirrorctl.transaction.interval.ms"
+
+// KeyInstanceID is this process's group.instance.id in its flows' groups
+// (KIP-345 static membership; mirrorctl's key, top level only).
+const KeyInstanceID = "mirrorctl.instance.id"
+
+// KeyStopBudget bounds, in ms, how long a replicate process takes to stop
+// (mirrorctl's key, top level only).
+const KeyStopBudget = "mirrorctl.stop.budget.ms"
 
 // KeyGroupID names the consumer group of a flow (mirrorctl's key, not MM2's).
 const KeyGroupID = "mirrorctl.group.id"

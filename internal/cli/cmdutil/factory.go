@@ -53,4 +53,10 @@ type Factory struct {
 	// Acting commands call it before their first write, then Log.Begin and
 	// Operation.End. Closed by internal/cli when the command returns.
 	Audit func() (*audit.Log, error)
+	// SetStopBudget tells the process how long the command takes at most
+	// to stop once SIGINT or SIGTERM arrived (replicate's stop budget):
+	// internal/cli.Main exits 130 if it is still running a moment after
+	// that, whatever is stuck. Commands that set nothing get
+	// DefaultStopBudget.
+	SetStopBudget func(time.Duration)
 }

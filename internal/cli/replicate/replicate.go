@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -42,6 +43,18 @@ type ReplicateOptions struct {
 	// IgnoreLiveMM2 is --ignore-live-mm2: start flows that MirrorMaker 2
 	// still seems to run.
 	IgnoreLiveMM2 bool
+	// InstanceID is --instance-id: this process's group.instance.id
+	// (overrides MIRRORCTL_INSTANCE_ID and mirrorctl.instance.id; "none"
+	// is dynamic membership); "" chooses (chooseInstance).
+	InstanceID string
+	// StopBudget is --stop-budget (overrides mirrorctl.stop.budget.ms); 0
+	// takes the key's.
+	StopBudget time.Duration
+	// SetStopBudget tells the process's watchdog the budget in force
+	// (cmdutil.Factory.SetStopBudget); nil in tests.
+	SetStopBudget func(time.Duration)
+	// LookupEnv reads the environment (os.LookupEnv; tests pin it).
+	LookupEnv func(string) (string, bool)
 }
 
 // NewCmdReplicate returns `mirrorctl replicate`. If runF is non-nil it is
@@ -49,7 +62,8 @@ type ReplicateOptions struct {
 func NewCmdReplicate(f *cmdutil.Factory, runF func(*ReplicateOptions) error) *cobra.Command {
 	opts := &ReplicateOptions{
 		IO: f.IO, Output: f.Output, Config: f.Config, Logger: f.Logger,
-		Clients: func() (replicate.Clients, error) { return f.Kafka() },
+		Clients:       func() (replicate.Clients, error) { return f.Kafka() },
+		SetStopBudget: f.SetStopBudget, LookupEnv: os.LookupEnv,
 	}
 	cmd := &cobra.Command{
 		Use:   "replicate [--flow <source>-><target>]... [--dry-run | --once]",
@@ -61,8 +75,15 @@ func NewCmdReplicate(f *cmdutil.Factory, runF func(*ReplicateOptions) error) *co
 			"the copy position on the target so a restart resumes where it stopped.\n\n" +
 			"--dry-run prints, per flow, the topics that would be created or grown and every\n" +
 			"topic left out with its reason, and changes nothing. --once copies what the\n" +
-			"sources hold now and exits. Otherwise it runs until interrupted, then flushes\n" +
-			"and saves its position.\n\n" +
+			"sources hold now and exits. Otherwise it runs until interrupted, then flushes,\n" +
+			"saves its position and leaves its groups within the stop budget\n" +
+			"(--stop-budget, mirrorctl.stop.budget.ms, default 10s), whatever the brokers\n" +
+			"do, naming what it could not finish.\n\n" +
+			"Several processes with the same mm2.properties share each flow's partitions\n" +
+			"through a consumer group on the source. Each joins it under a stable instance\n" +
+			"id (static membership, --instance-id or mirrorctl.instance.id; by default the\n" +
+			"host name and a slot number), so a process restarted after a crash takes its\n" +
+			"partitions back at once instead of after session.timeout.ms.\n\n" +
 			"EXIT STATUS\n\n" +
 			"  0    done (--once, --dry-run) or stopped cleanly\n" +
 			"  1    a flow could not run (network, broker, I/O; the error names the cause)\n" +
@@ -85,6 +106,9 @@ func NewCmdReplicate(f *cmdutil.Factory, runF func(*ReplicateOptions) error) *co
 			default:
 				return cmdutil.FlagErrorf("--resume-unknown %q: want refuse, log-start or log-end", opts.ResumeUnknown)
 			}
+			if opts.StopBudget < 0 || cmd.Flags().Changed("stop-budget") && opts.StopBudget < 100*time.Millisecond {
+				return cmdutil.FlagErrorf("--stop-budget %s: want at least 100ms", opts.StopBudget)
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -96,6 +120,8 @@ func NewCmdReplicate(f *cmdutil.Factory, runF func(*ReplicateOptions) error) *co
 	cmd.Flags().BoolVar(&opts.Once, "once", false, "Copy what the sources hold now, then exit")
 	cmd.Flags().StringVar(&opts.ResumeUnknown, "resume-unknown", "", "For a partition with no progress, no MM2 offset and no offset sync whose remote partition holds records: refuse (do not start the flow), log-start (copy again) or log-end (skip what the source holds); default: mirrorctl.resume.unknown, else refuse")
 	cmd.Flags().BoolVar(&opts.IgnoreLiveMM2, "ignore-live-mm2", false, "Start even when MirrorMaker 2 still seems to run the flow (Connect group members, fresh MM2 heartbeats)")
+	cmd.Flags().StringVar(&opts.InstanceID, "instance-id", "", "This process's group.instance.id in the flows' groups (static membership); none for dynamic (default $MIRRORCTL_INSTANCE_ID, then mirrorctl.instance.id, then <hostname>-<slot>)")
+	cmd.Flags().DurationVar(&opts.StopBudget, "stop-budget", 0, "Stop within this `duration` of SIGINT/SIGTERM, whatever the brokers do (default mirrorctl.stop.budget.ms, else 10s)")
 	cmd.Flags().StringVar(&opts.MetricsAddr, "metrics-addr", "", "Serve Prometheus `host:port`/metrics (MM2's JMX-exporter names), /healthz, /readyz and /status, e.g. :9464")
 	return cmd
 }
@@ -258,7 +284,9 @@ func runReplicate(ctx context.Context, opts *ReplicateOptions) error {
 			return err
 		}
 		defer func() {
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			// Within the watchdog's grace after the stop budget
+			// (internal/cli.Main): a scrape in progress gets a second.
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 			defer cancel()
 			_ = srv.Close(cctx)
 		}()
@@ -282,8 +310,20 @@ func runReplicate(ctx context.Context, opts *ReplicateOptions) error {
 			hwms = func() func(replicate.PartitionStats) int64 { return h.highWatermark }
 		}
 	}
+	budget := stopBudget(opts, cfg)
+	if opts.SetStopBudget != nil {
+		opts.SetStopBudget(budget)
+	}
+	inst, err := chooseInstance(opts.InstanceID, cfg, flows, opts.LookupEnv)
+	if err != nil {
+		return err
+	}
+	defer inst.release()
+	if inst.note != "" {
+		cmdutil.Warnf(opts.IO, "static membership off: %s; a process restarted after a crash waits out session.timeout.ms for its partitions. Set %s (or --instance-id) to one id per process", inst.note, config.KeyInstanceID)
+	}
 	m, err := replicate.New(replicate.Options{Flows: flows, Clients: clients, Logger: opts.Logger, Once: opts.Once, Observer: obs,
-		IgnoreLiveMM2: opts.IgnoreLiveMM2})
+		IgnoreLiveMM2: opts.IgnoreLiveMM2, StopBudget: budget, InstanceID: inst.id})
 	if err != nil {
 		return err
 	}
@@ -320,6 +360,20 @@ func runReplicate(ctx context.Context, opts *ReplicateOptions) error {
 		return &cmdutil.CheckFailedError{Err: runErr}
 	}
 	return runErr
+}
+
+// stopBudget is --stop-budget, else mirrorctl.stop.budget.ms (validated by
+// config.Load), else replicate.DefaultStopBudget.
+func stopBudget(opts *ReplicateOptions, cfg *config.Config) time.Duration {
+	if opts.StopBudget > 0 {
+		return opts.StopBudget
+	}
+	if v, _, ok := cfg.Process(config.KeyStopBudget); ok {
+		if ms, err := strconv.ParseInt(v, 10, 64); err == nil && ms > 0 {
+			return time.Duration(ms) * time.Millisecond
+		}
+	}
+	return replicate.DefaultStopBudget
 }
 
 // isLoss reports whether err is a loss event or a refused record.

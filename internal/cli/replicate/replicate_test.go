@@ -31,7 +31,16 @@ func TestMain(m *testing.M) {
 	if os.Getenv("MIRRORCTL_TEST_MAIN") == "1" {
 		os.Exit(cli.Main())
 	}
-	os.Exit(m.Run())
+	// replicate keeps its instance slot locks in the state directory:
+	// the tests' own, never the user's.
+	dir, err := os.MkdirTemp("", "mirrorctl-state-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_STATE_HOME", dir)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
 
 func TestNewCmdReplicate(t *testing.T) {
@@ -76,6 +85,7 @@ func TestNewCmdReplicate(t *testing.T) {
 type env struct {
 	*testkit.Pair
 	config string
+	state  string // XDG_STATE_HOME of its processes (startProc), "" until the first
 }
 
 // newEnv starts the pair (eastOpts are extra kfake options for us-east)

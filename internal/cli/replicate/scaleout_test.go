@@ -74,7 +74,10 @@ func startProc(t *testing.T, e *env, name string, args ...string) *proc {
 	// could be taken by another test's process before it binds).
 	all := append([]string{"replicate", "-v", "-c", e.config, "--metrics-addr", "127.0.0.1:0"}, args...)
 	p := &proc{name: name, cmd: exec.Command(os.Args[0], all...), stderr: &lockedBuffer{}, done: make(chan struct{})}
-	p.cmd.Env = append(os.Environ(), "MIRRORCTL_TEST_MAIN=1")
+	if e.state == "" {
+		e.state = t.TempDir() // the processes of one env share their instance slots
+	}
+	p.cmd.Env = append(os.Environ(), "MIRRORCTL_TEST_MAIN=1", "XDG_STATE_HOME="+e.state)
 	p.cmd.Stderr = p.stderr
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
