@@ -60,6 +60,9 @@ type container struct {
 				Name string `yaml:"name"`
 				Key  string `yaml:"key"`
 			} `yaml:"secretKeyRef"`
+			FieldRef struct {
+				FieldPath string `yaml:"fieldPath"`
+			} `yaml:"fieldRef"`
 		} `yaml:"valueFrom"`
 	} `yaml:"env"`
 	Ports []struct {
@@ -187,6 +190,14 @@ func TestKubernetesManifests(t *testing.T) {
 	}
 	env := map[string]string{}
 	for _, e := range c.Env {
+		if e.Name == "MIRRORCTL_INSTANCE_ID" {
+			// Each pod's own name: static membership that a container
+			// restart keeps (replicate's --instance-id).
+			if e.ValueFrom.FieldRef.FieldPath != "metadata.name" {
+				t.Errorf("env MIRRORCTL_INSTANCE_ID: fieldRef %q, want metadata.name (one id per pod)", e.ValueFrom.FieldRef.FieldPath)
+			}
+			continue
+		}
 		ref := e.ValueFrom.SecretKeyRef
 		v, ok := secret.StringData[ref.Key]
 		if ref.Name != secret.Metadata.Name || !ok {

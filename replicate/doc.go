@@ -21,36 +21,50 @@
 // offset). The partitions the group assigns to a process are its partition
 // tasks; one task copies one source partition, and goes through:
 //
-//  1. assigned ([TaskStarting]): the group gave the partition to this
+//  1. starting ([TaskStarting]): the group gave the partition to this
 //     process. The task reads the flow's progress topic up to its current
 //     end (so it sees what the previous owner wrote when it let go), takes
 //     the stored position as its resume point (else the log start, or the
 //     end with auto.offset.reset=latest), waits until the flow leader has
-//     created the remote partition, and logs where it resumes and why.
+//     created the remote partition, reads its limits, and logs where it
+//     resumes and why.
 //  2. running ([TaskRunning]): the flow's direct source consumer fetches the
-//     partition from the resume point; each record goes, unchanged, to the
-//     same partition of the remote topic through the data producer. The
-//     produce promise pops the record's upstream offset from the task's
-//     in-flight queue, advances the acknowledged position and feeds MM2's
-//     offset-sync rules (offsetsync.go). The position is written to the
-//     progress topic every ProgressInterval by the control producer, only
-//     ever covering acknowledged copies (control.go).
-//  3. revoked ([TaskRevoking]): the group moves the partition to another
-//     member. The task stops taking records (the dispatch lock guarantees no
-//     record of it is produced after that), waits for its in-flight copies
-//     to be acknowledged, writes its delayed offset sync and its final
-//     progress, and only then lets the rebalance go on, so the next owner
-//     resumes exactly after the last copy: a graceful handover copies
-//     nothing twice. A partition lost without a handover (this process was
-//     cut off past its session timeout) is dropped without writing
-//     progress: the new owner may already be ahead.
-//  4. stopped ([TaskStopped]): the target refused a record; the task keeps
-//     the partition and copies nothing after the record ([RecordError]).
+//     partition from the resume point (the fetch gate, gate.go, alone
+//     opens, pauses and closes it); each record goes, unchanged, to the
+//     same partition of the remote topic, after the checks of the one copy
+//     path (datapath.go). At-least-once, the produce promise pops the
+//     record's upstream offset from the task's in-flight queue, advances the
+//     acknowledged position and feeds MM2's offset-sync rules
+//     (offsetsync.go); the position is written to the progress topic every
+//     ProgressInterval by the control producer, only ever covering
+//     acknowledged copies (control.go).
+//  3. draining ([TaskDraining]): the group moves the partition to another
+//     member, or the flow stops. Under the dispatch lock the task moves to
+//     draining, so no record of it is handed to the producer after that
+//     (copies already in the producer still go out; a refused one is
+//     still retried on its own, alo.go); its in-flight copies are awaited,
+//     its delayed offset sync and its final progress written, and only
+//     then the rebalance goes on, so the next owner resumes exactly after
+//     the last copy: a graceful handover copies nothing twice. A partition
+//     lost without a handover (this process was cut off past its session
+//     timeout, or found it had been frozen that long, freeze.go) is
+//     dropped without writing progress: the new owner may already be
+//     ahead.
+//  4. released ([TaskReleased]): everything the task held is given back;
+//     the partition's next assignment here gets a new task.
 //
-// A process that dies (kill -9) writes nothing more; after its session
-// timeout the group gives its partitions to the others, which resume from
-// the last progress it wrote: at most ProgressInterval of acknowledged
-// copies, plus what was in flight, is copied again (at-least-once).
+// A task that a loss event or a refused record stopped is [TaskStopped];
+// one whose transactional id a newer owner fenced is [TaskFenced]. Both
+// keep the partition, copy nothing more, and drain and are released like
+// any other when the group moves it.
+//
+// A process that dies (kill -9) writes nothing more; restarted on its host
+// it takes its partitions back at once (static membership, membership.go),
+// else after its session timeout the group gives them to the others; either
+// way the new owner resumes from the last progress written: at most
+// ProgressInterval of acknowledged copies, plus what was in flight, is
+// copied again (at-least-once). A stop (ctx cancelled) ends within
+// [Options].StopBudget, whatever the brokers do (stop.go).
 //
 // With [FlowConfig].ExactlyOnce each task copies through a transactional
 // producer of its own (transactional id GroupID-<topic>-<partition>): its

@@ -140,7 +140,8 @@ func (fr *flowRunner) runLease(ctx context.Context) error {
 	fr.mu.Unlock()
 	defer func() {
 		l.stop(ctx)
-		m.leave(ctx, fr.stop, fr.cfg.SessionTimeout)
+		adm, _ := fr.clients.Admin(fr.cfg.Target)
+		m.leave(ctx, fr.stop, fr.cfg.SessionTimeout, adm)
 		fr.mu.Lock()
 		fr.lease = nil
 		fr.mu.Unlock()

@@ -13,7 +13,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Ownership. Every process running a flow joins two Kafka consumer groups
@@ -168,55 +167,54 @@ func (m *groupMember) memberID() string {
 	return id
 }
 
-// leave leaves the group within the stop budget and closes the client. kgo
-// runs the revoke callback for what is still assigned, and leaves a dynamic
-// member's group itself; a static member (which kgo never lets go, so that
-// a restart takes its partitions back) is left with a LeaveGroup request
-// naming its instance id, so a stopped process's partitions move to the
-// others at once, as a dynamic member's do. When the budget runs out first
-// (a rebalance pending behind dead members holds the join, a coordinator
-// that does not answer), the leave is noted as undone and the client is
-// closed anyway: the coordinator then expires the member after its session
-// timeout.
-func (m *groupMember) leave(ctx context.Context, b *stopBudget, session time.Duration) {
+// leave leaves the group within the stop budget and closes the client. kgo's
+// Close runs the revoke callback for what is still assigned and leaves a
+// dynamic member's group itself; a static member (which kgo never lets go,
+// so that a restart takes its partitions back) is removed afterwards with
+// a LeaveGroup naming its instance id (KIP-345), so a stopped process's
+// partitions move to the others at once, as a dynamic member's do. When the
+// budget runs out first (a join the coordinator holds behind dead members,
+// a coordinator that does not answer), the client's requests are failed so
+// that Close returns, and the leave is noted as undone: the coordinator
+// then expires the member after its session timeout.
+func (m *groupMember) leave(ctx context.Context, b *stopBudget, session time.Duration, adm *kadm.Client) {
 	close(m.stop)
 	<-m.done
-	memberID, _ := m.cl.GroupMetadata()
 	lctx, cancel := b.ctx(ctx)
 	defer cancel()
-	err := m.cl.LeaveGroupContext(lctx)
-	if err == nil && m.instanceID != "" && memberID != "" {
-		err = leaveStatic(lctx, m.cl, m.group, memberID, m.instanceID)
+	closed := make(chan struct{})
+	go func() {
+		m.cl.Close()
+		close(closed)
+	}()
+	var err error
+	select {
+	case <-closed:
+	case <-lctx.Done():
+		err = lctx.Err()
+		m.kill() // the held join fails, and Close returns
+		<-closed
 	}
-	if err != nil && !errors.Is(err, kerr.UnknownMemberID) && !errors.Is(err, kgo.ErrClientClosed) {
-		b.left(fmt.Sprintf("left group %s on %s unconfirmed (%v); the coordinator expires the member within %s (session.timeout.ms)", m.group, m.alias, err, session))
-		// A join still waiting on the coordinator (kgo sends it on the
-		// client's context) would hold Close: fail it.
-		m.kill()
-	}
-	m.cl.Close()
 	m.kill()
+	if err == nil && m.instanceID != "" && adm != nil {
+		err = leaveStatic(lctx, adm, m.group, m.instanceID)
+	}
+	if err != nil {
+		b.left(fmt.Sprintf("left group %s on %s unconfirmed (%v); the coordinator expires the member within %s (session.timeout.ms)", m.group, m.alias, err, session))
+	}
 }
 
-// leaveStatic sends the LeaveGroup request (v3+, KIP-345) that removes the
-// static member instanceID from group.
-func leaveStatic(ctx context.Context, cl *kgo.Client, group, memberID, instanceID string) error {
-	req := kmsg.NewPtrLeaveGroupRequest()
-	req.Group = group
-	lm := kmsg.NewLeaveGroupRequestMember()
-	lm.MemberID, lm.InstanceID = memberID, kmsg.StringPtr(instanceID)
-	lm.Reason = kmsg.StringPtr("mirrorctl stopping")
-	req.Members = append(req.Members, lm)
-	resp, err := req.RequestWith(ctx, cl)
+// leaveStatic removes the static member instanceID from group (a
+// LeaveGroup v3+ naming it, KIP-345). A member the coordinator no longer
+// knows is left already.
+func leaveStatic(ctx context.Context, adm *kadm.Client, group, instanceID string) error {
+	resps, err := adm.LeaveGroup(ctx, kadm.LeaveGroup(group).InstanceIDs(instanceID).Reason("mirrorctl stopping"))
 	if err != nil {
 		return err
 	}
-	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
-		return err
-	}
-	for _, r := range resp.Members {
-		if err := kerr.ErrorForCode(r.ErrorCode); err != nil {
-			return err
+	for _, r := range resps {
+		if r.Err != nil && !errors.Is(r.Err, kerr.UnknownMemberID) {
+			return r.Err
 		}
 	}
 	return nil
@@ -306,7 +304,7 @@ func (fr *flowRunner) runMembership(ctx context.Context, topics []string) error 
 		// target before the coordinator hands the partitions to others.
 		// After a freeze the others may be ahead already: no progress.
 		w.releaseAll(ctx, why != leaveFrozen)
-		m.leave(ctx, fr.stop, fr.cfg.SessionTimeout)
+		m.leave(ctx, fr.stop, fr.cfg.SessionTimeout, fr.worker.io.src)
 		fr.mu.Lock()
 		fr.member = nil
 		fr.mu.Unlock()

@@ -35,7 +35,7 @@ func (w *worker) release(ctx context.Context, parts map[string][]int32, handover
 		return
 	}
 	w.gate.close(gone)
-	sctx, cancel := w.stop.ctx(ctx)
+	sctx, cancel := w.stop.drainCtx(ctx)
 	defer cancel()
 	for _, t := range gone {
 		select {

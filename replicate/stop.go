@@ -63,12 +63,29 @@ func (b *stopBudget) begin() {
 // the stop's deadline (before the stop began: budget from now) or when the
 // budget ran out.
 func (b *stopBudget) ctx(parent context.Context) (context.Context, context.CancelFunc) {
+	return b.share(parent, 1)
+}
+
+// drainShare is the part of the budget that waiting for in-flight copies
+// and writing the final progress may take: the rest is the groups' leaves
+// and the clients' close, which must not go undone because a target that
+// does not answer held the copies.
+const drainShare = 0.75
+
+// drainCtx is ctx for the steps that wait on the target (in-flight copies,
+// final progress, flushes): done at drainShare of the budget.
+func (b *stopBudget) drainCtx(parent context.Context) (context.Context, context.CancelFunc) {
+	return b.share(parent, drainShare)
+}
+
+func (b *stopBudget) share(parent context.Context, f float64) (context.Context, context.CancelFunc) {
 	b.mu.Lock()
 	d := b.deadline
 	b.mu.Unlock()
 	if d.IsZero() {
 		d = time.Now().Add(b.budget)
 	}
+	d = d.Add(-time.Duration((1 - f) * float64(b.budget)))
 	ctx, cancel := context.WithDeadline(context.WithoutCancel(parent), d)
 	stop := context.AfterFunc(b.hard, cancel)
 	return ctx, func() { stop(); cancel() }

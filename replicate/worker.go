@@ -151,7 +151,7 @@ func (w *worker) runBackground(ctx context.Context, bg *sync.WaitGroup) {
 // progress of tasks not released yet and the delayed offset syncs, within
 // the stop budget.
 func (w *worker) shutdown(ctx context.Context) error {
-	sctx, cancel := w.stop.ctx(ctx)
+	sctx, cancel := w.stop.drainCtx(ctx)
 	defer cancel()
 	var errs []error
 	if err := w.io.data.Flush(sctx); err != nil {
