@@ -119,83 +119,82 @@ func awaitSeq(ctx context.Context, t *testing.T, remote string, parts int32, n i
 // TestStopAfterCrashLoopOnRealKafka: four replicate processes killed with
 // SIGKILL 0.3-1.2 s apart while records arrive, then one more, which copies
 // everything; SIGINT ends it within its stop budget (4 s) and a second,
-// exit 130, in both delivery modes, also with the target cluster stopped
-// before the signal. Nothing is lost.
+// exit 130, in both delivery modes, also with the target cluster (or, at
+// least once, the source) stopped before the signal. Nothing is lost.
 func TestStopAfterCrashLoopOnRealKafka(t *testing.T) {
-	for _, mode := range []struct{ name, props string }{
-		{"at-least-once", ""},
-		{"exactly-once", "eu-west.exactly.once.source.support = enabled\n"},
+	const eos = "eu-west.exactly.once.source.support = enabled\n"
+	for _, tc := range []struct{ name, props, down string }{
+		{"at-least-once", "", ""},
+		{"at-least-once/target-down", "", euWest},
+		{"at-least-once/source-down", "", usEast},
+		{"exactly-once", eos, ""},
+		{"exactly-once/target-down", eos, euWest},
 	} {
-		for _, targetDown := range []bool{false, true} {
-			name := mode.name
-			if targetDown {
-				name += "/target-down"
-			}
-			t.Run(name, func(t *testing.T) {
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-				defer cancel()
-				const parts = 4
-				topic, cfg, east := lifecycleFlow(ctx, t, "stop", parts, mode.props+`tasks.max = 8
+		mode, down := tc, tc.down
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			const parts = 4
+			topic, cfg, east := lifecycleFlow(ctx, t, "stop", parts, mode.props+`tasks.max = 8
 mirrorctl.stop.budget.ms = 4000
 us-east.consumer.session.timeout.ms = 6000
 eu-west.consumer.session.timeout.ms = 6000
 `)
-				start := replicateStarter(t, cfg)
-				n := 0
-				var crashed []*mirrorProc
-				for i := range 4 {
-					crashed = append(crashed, start(fmt.Sprintf("crashed-%d", i)))
-				}
-				for k := 0; k < 8; k++ { // copying while they run
-					produceSeq(ctx, t, east, topic, parts, n, n+500)
-					n += 500
-					time.Sleep(200 * time.Millisecond)
-				}
-				for _, p := range crashed {
-					if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-						t.Fatal(err)
-					}
-					<-p.done
-					time.Sleep(300*time.Millisecond + rand.N(900*time.Millisecond))
-				}
-				survivor := start("survivor")
-				produceSeq(ctx, t, east, topic, parts, n, n+2000)
-				n += 2000
-				awaitSeq(ctx, t, "us-east."+topic, parts, n, mode.props != "")
-				if targetDown {
-					runScript(ctx, t, "stop", euWest)
-					t.Cleanup(func() { runScript(context.Background(), t, "start", euWest) })
-				}
-				began := time.Now()
-				if err := survivor.cmd.Process.Signal(syscall.SIGINT); err != nil {
+			start := replicateStarter(t, cfg)
+			n := 0
+			var crashed []*mirrorProc
+			for i := range 4 {
+				crashed = append(crashed, start(fmt.Sprintf("crashed-%d", i)))
+			}
+			for k := 0; k < 8; k++ { // copying while they run
+				produceSeq(ctx, t, east, topic, parts, n, n+500)
+				n += 500
+				time.Sleep(200 * time.Millisecond)
+			}
+			for _, p := range crashed {
+				if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 					t.Fatal(err)
 				}
-				select {
-				case <-survivor.done:
-				case <-time.After(30 * time.Second):
-					t.Fatal("still running 30 s after SIGINT (stop budget 4 s)")
-				}
-				took := time.Since(began)
-				t.Logf("stopped in %s, exit %d", took.Round(time.Millisecond), survivor.code)
-				if lines := strings.Split(strings.TrimSpace(survivor.stderr.String()), "\n"); len(lines) > 0 {
-					t.Logf("its last lines:\n%s", strings.Join(lines[max(0, len(lines)-5):], "\n"))
-				}
-				if took > 5*time.Second {
-					t.Errorf("stopped in %s: over the 4 s stop budget and a second", took)
-				}
-				if survivor.code != 130 {
-					t.Errorf("exit %d, want 130", survivor.code)
-				}
-				if targetDown {
-					runScript(ctx, t, "start", euWest)
-				}
-				dups := checkSeq(ctx, t, "us-east."+topic, parts, n, mode.props != "")
-				t.Logf("every record on the target, %d repeats", dups)
-				if mode.props != "" && dups > 0 {
-					t.Errorf("exactly-once: %d repeats in a read_committed read", dups)
-				}
-			})
-		}
+				<-p.done
+				time.Sleep(300*time.Millisecond + rand.N(900*time.Millisecond))
+			}
+			survivor := start("survivor")
+			produceSeq(ctx, t, east, topic, parts, n, n+2000)
+			n += 2000
+			awaitSeq(ctx, t, "us-east."+topic, parts, n, mode.props != "")
+			if down != "" {
+				runScript(ctx, t, "stop", down)
+				t.Cleanup(func() { _, _ = tryScript(context.Background(), "start", down) })
+			}
+			began := time.Now()
+			if err := survivor.cmd.Process.Signal(syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-survivor.done:
+			case <-time.After(30 * time.Second):
+				t.Fatal("still running 30 s after SIGINT (stop budget 4 s)")
+			}
+			took := time.Since(began)
+			t.Logf("stopped in %s, exit %d", took.Round(time.Millisecond), survivor.code)
+			if lines := strings.Split(strings.TrimSpace(survivor.stderr.String()), "\n"); len(lines) > 0 {
+				t.Logf("its last lines:\n%s", strings.Join(lines[max(0, len(lines)-5):], "\n"))
+			}
+			if took > 5*time.Second {
+				t.Errorf("stopped in %s: over the 4 s stop budget and a second", took)
+			}
+			if survivor.code != 130 {
+				t.Errorf("exit %d, want 130", survivor.code)
+			}
+			if down != "" {
+				runScript(ctx, t, "start", down)
+			}
+			dups := checkSeq(ctx, t, "us-east."+topic, parts, n, mode.props != "")
+			t.Logf("every record on the target, %d repeats", dups)
+			if mode.props != "" && dups > 0 {
+				t.Errorf("exactly-once: %d repeats in a read_committed read", dups)
+			}
+		})
 	}
 }
 

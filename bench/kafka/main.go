@@ -105,6 +105,18 @@ type contender struct {
 	// per partition every mirrorctl.transaction.interval.ms); the target is
 	// read read_committed.
 	eos bool
+	// bin is the mirrorctl binary of this contender; "" is -mirrorctl's.
+	// -baseline adds a copy of every mirrorctl contender running that
+	// binary, so two builds are measured side by side in one invocation.
+	bin string
+}
+
+// binary is the mirrorctl binary c runs.
+func (c contender) binary(e env) string {
+	if c.bin != "" {
+		return c.bin
+	}
+	return e.mirrorctl
 }
 
 type result struct {
@@ -158,6 +170,8 @@ func main() {
 		return
 	}
 	mirrorctl := flag.String("mirrorctl", "bin/mirrorctl", "path of the mirrorctl binary to measure")
+	flag.StringVar(&baseline, "baseline", "", "path of a second mirrorctl `binary` (e.g. built at an earlier commit): every mirrorctl contender also runs it, "+
+		"as \"<name> [baseline]\", alternating with the first, so the report compares the two builds on the same brokers in one run")
 	partitions := flag.Int("partitions", 16, "partitions per topic")
 	small := flag.Int("small", 2_000_000, "records in the 100 B data set")
 	large := flag.Int("large", 500_000, "records in the 1 KB data set")
@@ -216,15 +230,30 @@ func main() {
 }
 
 var contenders = []contender{
-	{"MM2", "mm2", false, false, 0, false},
-	{"MM2 tuned", "mm2", true, false, 0, false},
-	{"mirrorctl --once", "mirrorctl", false, false, 0, false},
-	{"mirrorctl --once exactly-once", "mirrorctl", false, false, 0, true},
-	{"mirrorctl --once tuned", "mirrorctl", true, false, 0, false},
-	{"mirrorctl --once, topic exists", "mirrorctl", false, true, 0, false},
-	{"mirrorctl --once x2 processes, topic exists", "mirrorctl", false, true, 2, false},
-	{"mirrorctl --once x3 processes, topic exists", "mirrorctl", false, true, 3, false},
-	{"bare franz-go pipe", "pipe", false, false, 0, false},
+	{"MM2", "mm2", false, false, 0, false, ""},
+	{"MM2 tuned", "mm2", true, false, 0, false, ""},
+	{"mirrorctl --once", "mirrorctl", false, false, 0, false, ""},
+	{"mirrorctl --once exactly-once", "mirrorctl", false, false, 0, true, ""},
+	{"mirrorctl --once tuned", "mirrorctl", true, false, 0, false, ""},
+	{"mirrorctl --once, topic exists", "mirrorctl", false, true, 0, false, ""},
+	{"mirrorctl --once x2 processes, topic exists", "mirrorctl", false, true, 2, false, ""},
+	{"mirrorctl --once x3 processes, topic exists", "mirrorctl", false, true, 3, false, ""},
+	{"bare franz-go pipe", "pipe", false, false, 0, false, ""},
+}
+
+// withBaseline returns cs with, after each mirrorctl contender, the same
+// contender running the baseline binary, named "<name> [baseline]".
+func withBaseline(cs []contender, baseline string) []contender {
+	var out []contender
+	for _, c := range cs {
+		out = append(out, c)
+		if c.kind == "mirrorctl" {
+			b := c
+			b.name, b.bin = c.name+" [baseline]", baseline
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // latResult is one latency run of one contender.
@@ -278,9 +307,15 @@ func run(e env, sets []dataset, runs int, latency time.Duration, latRuns int, la
 	}
 	defer os.RemoveAll(e.dir)
 	cs := contenders
+	if baseline != "" {
+		if _, err := os.Stat(baseline); err != nil {
+			return fmt.Errorf("-baseline: %w", err)
+		}
+		cs = withBaseline(cs, baseline)
+	}
 	if only != "" {
 		cs = nil
-		for _, c := range contenders {
+		for _, c := range cs {
 			if strings.Contains(","+only+",", ","+c.kind+",") {
 				cs = append(cs, c)
 			}
@@ -459,10 +494,10 @@ func throughput(ctx context.Context, e env, c contender, ds *dataset, run int) (
 				if c.procs > 1 {
 					name = fmt.Sprintf("%s-%d", topic, i)
 				}
-				return wrapped(exec.Command(e.mirrorctl, "replicate", "--once", "-c", cfg, "-o", "json"), name)
+				return wrapped(exec.Command(c.binary(e), "replicate", "--once", "-c", cfg, "-o", "json"), name)
 			}, watch)
 		default:
-			res, err = measure(wrapped(exec.Command(e.mirrorctl, "replicate", "--once", "-c", cfg, "-o", "json"), topic))
+			res, err = measure(wrapped(exec.Command(c.binary(e), "replicate", "--once", "-c", cfg, "-o", "json"), topic))
 		}
 	case "pipe":
 		dstTopic = "pipe." + topic
@@ -636,6 +671,9 @@ var warmups int
 
 // match, when set, selects contenders by name (see -match).
 var match string
+
+// baseline is -baseline: a second mirrorctl binary measured beside the first.
+var baseline string
 
 // wrapped returns cmd prefixed by wrap (its %s replaced by name).
 func wrapped(cmd *exec.Cmd, name string) *exec.Cmd {
@@ -936,7 +974,7 @@ func latencyRun(ctx context.Context, e env, c contender, ds dataset, rate float6
 				}
 			}
 			for range max(1, c.procs) {
-				cmds = append(cmds, exec.Command(e.mirrorctl, "replicate", "-c", cfg))
+				cmds = append(cmds, exec.Command(c.binary(e), "replicate", "-c", cfg))
 			}
 		}
 		for i, cmd := range cmds {

@@ -109,3 +109,35 @@ func awaitProgress(t *testing.T, e *env, topic string, parts int32, next int64) 
 		return true
 	})
 }
+
+// TestDuplicateInstanceIDRefused: a second replicate process on the same
+// host under the instance id of a running one is refused at start (exit
+// 2), naming the id and the lock that holds it; the first goes on.
+func TestDuplicateInstanceIDRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	e := newEnv(t, "")
+	e.CreateTopic(t, testkit.East, testkit.Name("dup"), 1, nil)
+	first := startProc(t, e, "first", "--instance-id", "mirror-a")
+	waitFor(t, 30*time.Second, "the first process to start its flow", func() bool {
+		return strings.Contains(first.stderr.String(), `msg="flow started"`)
+	})
+	second := startProc(t, e, "second", "--instance-id", "mirror-a")
+	select {
+	case <-second.done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the second process under the same instance id still runs")
+	}
+	if second.code != 2 {
+		t.Errorf("second process: exit %d, want 2", second.code)
+	}
+	if out := second.stderr.String(); !strings.Contains(out, `instance id "mirror-a" is taken by another replicate process on this host`) {
+		t.Errorf("second process: %q does not say the id is taken", out)
+	}
+	select {
+	case <-first.done:
+		t.Fatalf("the first process stopped (exit %d)", first.code)
+	default:
+	}
+}
