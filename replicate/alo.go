@@ -22,6 +22,9 @@ type atLeastOnce struct{ w *worker }
 
 func (a atLeastOnce) attach(_ context.Context, batch []*task) error {
 	for _, t := range batch {
+		if t.sink != nil || t.State() != TaskStarting {
+			continue // attached by an earlier try of the batch's start
+		}
 		t.sink = a
 		t.ack = func(r *kgo.Record, err error) { a.w.onAck(t, r, err) }
 	}

@@ -524,6 +524,7 @@ func (fr *flowRunner) claimInstance(ctx context.Context, alias, group string) er
 		return err
 	}
 	deadline := time.Now().Add(fr.cfg.SessionTimeout + 2*fr.cfg.heartbeatInterval())
+	host := fr.identity().Host
 	said := false
 	for {
 		peers, err := describeMembers(ctx, adm, group)
@@ -532,7 +533,7 @@ func (fr *flowRunner) claimInstance(ctx context.Context, alias, group string) er
 		}
 		other := ""
 		for _, p := range peers {
-			if p.instanceID == fr.instanceID && memberHost(p.clientID) != fr.self.Host {
+			if p.instanceID == fr.instanceID && memberHost(p.clientID) != host {
 				other = p.clientID
 			}
 		}

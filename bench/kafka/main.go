@@ -314,12 +314,13 @@ func run(e env, sets []dataset, runs int, latency time.Duration, latRuns int, la
 		cs = withBaseline(cs, baseline)
 	}
 	if only != "" {
-		cs = nil
+		var kept []contender
 		for _, c := range cs {
 			if strings.Contains(","+only+",", ","+c.kind+",") {
-				cs = append(cs, c)
+				kept = append(kept, c)
 			}
 		}
+		cs = kept
 	}
 	if match != "" {
 		re, err := regexp.Compile(match)
