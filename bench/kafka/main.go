@@ -47,6 +47,12 @@
 // CPU per record at that load. The scale-out rows run here too, as 1, 2 and
 // 3 continuous processes; the load starts once the flow's group has settled
 // (groupSettled), so the figure holds no rebalance.
+//
+// Two builds side by side: -baseline names a second mirrorctl binary (built
+// at an earlier commit, for example); every mirrorctl contender then also
+// runs it, as "<name> [baseline]", in the same alternation, so a change of
+// the engine is measured against the engine before it on the same brokers,
+// data and load, in one invocation.
 package main
 
 import (
