@@ -154,11 +154,8 @@ func (s *taskSet) recordErrors() []error {
 		}
 		t.mu.Unlock()
 	}
-	sort.Slice(errs, func(i, j int) bool {
-		if errs[i].Topic != errs[j].Topic {
-			return errs[i].Topic < errs[j].Topic
-		}
-		return errs[i].Partition < errs[j].Partition
+	sort.SliceStable(errs, func(i, j int) bool {
+		return partitionLess(errs[i].Topic, errs[i].Partition, errs[j].Topic, errs[j].Partition)
 	})
 	out := make([]error, len(errs))
 	for i, e := range errs {
@@ -185,14 +182,19 @@ func (s *taskSet) lossErrors() []error {
 		t.mu.Unlock()
 	}
 	sort.SliceStable(evs, func(i, j int) bool {
-		if evs[i].Topic != evs[j].Topic {
-			return evs[i].Topic < evs[j].Topic
-		}
-		return evs[i].Partition < evs[j].Partition
+		return partitionLess(evs[i].Topic, evs[i].Partition, evs[j].Topic, evs[j].Partition)
 	})
 	out := make([]error, len(evs))
 	for i := range evs {
 		out[i] = &evs[i]
 	}
 	return out
+}
+
+// partitionLess orders partitions by topic, then partition number.
+func partitionLess(ta string, pa int32, tb string, pb int32) bool {
+	if ta != tb {
+		return ta < tb
+	}
+	return pa < pb
 }
