@@ -116,6 +116,9 @@ func (w *worker) dispatch(ctx context.Context, fetches kgo.Fetches) {
 		if w.observing {
 			t.obs.Fetched(p.HighWatermark)
 		}
+		t.mu.Lock()
+		t.pos.sourceEnd = max(t.pos.sourceEnd, p.HighWatermark) // progress records carry it (loss.go)
+		t.mu.Unlock()
 		w.mode.deliver(ctx, t, &p, now)
 	})
 }

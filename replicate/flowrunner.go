@@ -65,8 +65,9 @@ type flowEnv struct {
 
 func newFlowRunner(f FlowConfig, opts Options, log *slog.Logger, observing bool) *flowRunner {
 	flog := log.With("flow", f.Name())
-	env := flowEnv{cfg: f, clients: opts.Clients, log: flog, now: opts.Now, once: opts.Once, obs: opts.Observer, observing: observing,
-		stop: newStopBudget(opts.StopBudget, flog), instanceID: opts.InstanceID, ignoreMM2: opts.IgnoreLiveMM2}
+	stop := newStopBudget(opts.StopBudget, flog)
+	env := flowEnv{cfg: f, clients: stopClients{opts.Clients, stop}, log: flog, now: opts.Now, once: opts.Once, obs: opts.Observer, observing: observing,
+		stop: stop, instanceID: opts.InstanceID, ignoreMM2: opts.IgnoreLiveMM2}
 	fr := &flowRunner{flowEnv: env, dataDone: make(chan struct{}), membership: MemberJoining, subscribed: map[string]bool{}}
 	if f.Enabled {
 		fr.worker = newWorker(env)
@@ -176,7 +177,7 @@ func (fr *flowRunner) runHeartbeatsOnly(ctx context.Context) error {
 	if err := ensureInternalTopic(ctx, adm, fr.cfg.Policy.HeartbeatsTopic(), fr.cfg.HeartbeatsReplicationFactor); err != nil {
 		return fmt.Errorf("heartbeats %s: %w", fr.cfg.Name(), err)
 	}
-	probe, err := fr.clients.Client(fr.cfg.Target, RoleConsumer, fr.stop.clientOpt())
+	probe, err := fr.clients.Client(fr.cfg.Target, RoleConsumer)
 	if err != nil {
 		return err
 	}
@@ -346,7 +347,8 @@ func (fr *flowRunner) setUp(ctx context.Context) (topics []string, _ func(), err
 }
 
 // openClients builds the flow's clients (every one ends its requests when
-// the stop budget runs out) and the fetch gate; the func closes them.
+// the stop budget runs out: stopClients) and the fetch gate; the func
+// closes them.
 func (fr *flowRunner) openClients() (func(), error) {
 	w, cfg := fr.worker, fr.cfg
 	var closers []func()
@@ -363,7 +365,7 @@ func (fr *flowRunner) openClients() (func(), error) {
 		return nil, err
 	}
 	client := func(alias string, role ClientRole, opts ...kgo.Opt) (*kgo.Client, error) {
-		cl, err := fr.clients.Client(alias, role, append(opts, fr.stop.clientOpt())...)
+		cl, err := fr.clients.Client(alias, role, opts...)
 		if err == nil {
 			closers = append(closers, cl.Close)
 		}

@@ -65,6 +65,9 @@ func (w *worker) reportPositions(ctx context.Context, tasks []*task) {
 		hwm := int64(-1)
 		if e, ok := ends.Lookup(t.src.topic, t.src.partition); ok && e.Err == nil {
 			hwm = e.Offset
+			t.mu.Lock()
+			t.pos.sourceEnd = max(t.pos.sourceEnd, hwm)
+			t.mu.Unlock()
 		}
 		t.obs.(PositionObserver).Position(t.ackedNow(), hwm)
 	}

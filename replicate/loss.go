@@ -202,7 +202,7 @@ func (t *task) inheritLoss(v progress.Value) {
 
 // progressValue is the progress record value of t at next, t.mu held.
 func (t *task) progressValue(next int64, now time.Time) progress.Value {
-	return progress.Value{Next: next, Time: now, TopicID: t.loss.topicID, Skipped: t.loss.skipped, Loss: t.loss.last}
+	return progress.Value{Next: next, Time: now, TopicID: t.loss.topicID, Skipped: t.loss.skipped, SourceEnd: max(t.pos.sourceEnd, next), Loss: t.loss.last}
 }
 
 // gapReason says what happened to records deleted before they were copied

@@ -94,6 +94,20 @@ func (b *stopBudget) share(parent context.Context, f float64) (context.Context, 
 // clientOpt makes a client's requests fail when the budget ran out.
 func (b *stopBudget) clientOpt() kgo.Opt { return kgo.WithContext(b.hard) }
 
+// stopClients hands out the flow's clients, each built with the budget's
+// context first (a caller's own kgo.WithContext, given after, wins: a group
+// member's, which is a child of it), so that no client of the flow (the
+// progress view's, the heartbeat and checkpoint producers, the reads at
+// start) outlives the budget.
+type stopClients struct {
+	Clients
+	b *stopBudget
+}
+
+func (c stopClients) Client(alias string, role ClientRole, extra ...kgo.Opt) (*kgo.Client, error) {
+	return c.Clients.Client(alias, role, append([]kgo.Opt{c.b.clientOpt()}, extra...)...)
+}
+
 // left notes what a step did not do in time: said in the stop's report
 // once the stop began, at once (a warning) before.
 func (b *stopBudget) left(what string) {

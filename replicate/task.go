@@ -108,6 +108,7 @@ type taskPosition struct {
 	resumedFrom string
 	records     int64 // acknowledged in this assignment
 	bytes       int64 // their value bytes
+	sourceEnd   int64 // the source partition's high watermark last seen (a fetch, or the position report); 0 unknown
 }
 
 // taskFailure is what went wrong with a task's copies (t.mu).

@@ -106,7 +106,7 @@ func newWorker(env flowEnv) *worker {
 // and batches capped at the remote topic's max.message.bytes (limits.go).
 func (w *worker) dataProducer(txnID string) (*kgo.Client, error) {
 	opts := []kgo.Opt{kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RecordDeliveryTimeout(0),
-		kgo.ProducerBatchMaxBytesFn(w.io.limits.batchMaxBytes), w.stop.clientOpt()}
+		kgo.ProducerBatchMaxBytesFn(w.io.limits.batchMaxBytes)}
 	if txnID != "" {
 		opts = append(opts, kgo.TransactionalID(txnID), kgo.ConcurrentTransactionsBackoff(5*time.Millisecond))
 	} else {

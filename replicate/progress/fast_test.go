@@ -20,6 +20,8 @@ func TestParseTakesWhatEncodeWrites(t *testing.T) {
 		{Key{"a", 7}, Value{Next: 12, Time: now, TopicID: "Vb3k2k1tQuaMp0Uu8Zf1Pw"}},
 		{Key{"a", 7}, Value{Next: 12, Time: now, Skipped: 40}},
 		{Key{"a", 7}, Value{Next: 12, Time: time.UnixMilli(-5), TopicID: "x", Skipped: 1}},
+		{Key{"a", 7}, Value{Next: 12, Time: now, TopicID: "x", Skipped: 1, SourceEnd: 30}},
+		{Key{"a", 7}, Value{Next: 12, Time: now, SourceEnd: 12}},
 	} {
 		key, val := EncodeValue(tt.k, tt.v)
 		if _, ok := parseKey(key); !ok {
@@ -29,7 +31,7 @@ func TestParseTakesWhatEncodeWrites(t *testing.T) {
 			t.Errorf("parseValue(%s) fell back", val)
 		}
 		k, v, err := DecodeValue(key, val)
-		if err != nil || k != tt.k || v.Next != tt.v.Next || !v.Time.Equal(tt.v.Time) || v.TopicID != tt.v.TopicID || v.Skipped != tt.v.Skipped {
+		if err != nil || k != tt.k || v.Next != tt.v.Next || !v.Time.Equal(tt.v.Time) || v.TopicID != tt.v.TopicID || v.Skipped != tt.v.Skipped || v.SourceEnd != tt.v.SourceEnd {
 			t.Errorf("DecodeValue(%s, %s) = %+v %+v %v, want %+v %+v", key, val, k, v, err, tt.k, tt.v)
 		}
 	}
@@ -49,6 +51,8 @@ func TestParseTakesWhatEncodeWrites(t *testing.T) {
 // decodes to the same key and value.
 func FuzzParseMatchesJSON(f *testing.F) {
 	key, val := EncodeValue(Key{"orders", 3}, Value{Next: 1234, Time: time.UnixMilli(1700000000123), TopicID: "abc", Skipped: 2})
+	f.Add(key, val)
+	key, val = EncodeValue(Key{"orders", 3}, Value{Next: 1234, Time: time.UnixMilli(1700000000123), SourceEnd: 1300})
 	f.Add(key, val)
 	f.Add([]byte(`{"topic":"t","partition":-0}`), []byte(`{"offset":01,"time_ms":1}`))
 	f.Add([]byte(`{"topic":"t","partition":2147483648}`), []byte(`{"offset":1.5,"time_ms":1e3}`))

@@ -14,8 +14,11 @@
 // A value may carry more, each field optional so that records written before
 // it existed still decode (and readers that predate a field ignore it):
 //
-//	"topic_id"  the source topic's ID (Kafka's Uuid, base64) the offset belongs to
-//	"skipped"   source offsets of the partition never copied, in total (records)
+//	"topic_id"   the source topic's ID (Kafka's Uuid, base64) the offset belongs to
+//	"skipped"    source offsets of the partition never copied, in total (records)
+//	"source_end" the source partition's end offset (high watermark) the writer
+//	             last saw: what the source held then, so that with the source
+//	             gone the target still tells how much was not mirrored yet
 //	"loss"      the partition's newest loss event: {"kind","from","to","count",
 //	            "stopped","reason","time_ms"}, offsets [from, to) not copied
 //
@@ -40,11 +43,12 @@ type Key struct {
 // value is the JSON value. Offset is a pointer so that a value without it
 // is an error, not offset 0.
 type value struct {
-	Offset  *int64 `json:"offset"`  // next source offset to copy
-	TimeMs  int64  `json:"time_ms"` // when the progress was written, epoch ms
-	TopicID string `json:"topic_id,omitempty"`
-	Skipped int64  `json:"skipped,omitempty"`
-	Loss    *Loss  `json:"loss,omitempty"`
+	Offset    *int64 `json:"offset"`  // next source offset to copy
+	TimeMs    int64  `json:"time_ms"` // when the progress was written, epoch ms
+	TopicID   string `json:"topic_id,omitempty"`
+	Skipped   int64  `json:"skipped,omitempty"`
+	SourceEnd int64  `json:"source_end,omitempty"`
+	Loss      *Loss  `json:"loss,omitempty"`
 }
 
 // Value is a decoded progress value.
@@ -61,6 +65,9 @@ type Value struct {
 	// Skipped is the number of source offsets of the partition that were
 	// never copied (deleted before they were, or given up), in total.
 	Skipped int64
+	// SourceEnd is the source partition's end offset (high watermark) the
+	// writer last saw before Time; 0 when it did not know it.
+	SourceEnd int64
 	// Loss is the partition's newest loss event, nil when none.
 	Loss *Loss
 }
@@ -93,7 +100,7 @@ func Encode(k Key, next int64, now time.Time) (key, val []byte) {
 func EncodeValue(k Key, v Value) (key, val []byte) {
 	key, _ = json.Marshal(k) // a string and an int32 cannot fail
 	next := v.Next
-	val, _ = json.Marshal(value{Offset: &next, TimeMs: v.Time.UnixMilli(), TopicID: v.TopicID, Skipped: v.Skipped, Loss: v.Loss})
+	val, _ = json.Marshal(value{Offset: &next, TimeMs: v.Time.UnixMilli(), TopicID: v.TopicID, Skipped: v.Skipped, SourceEnd: v.SourceEnd, Loss: v.Loss})
 	return key, val
 }
 
@@ -136,8 +143,8 @@ func DecodeValue(key, val []byte) (Key, Value, error) {
 	switch {
 	case v.Offset == nil:
 		return Key{}, Value{}, fmt.Errorf("value %s: no offset", val)
-	case k.Topic == "" || k.Partition < 0 || *v.Offset < 0 || v.Skipped < 0:
+	case k.Topic == "" || k.Partition < 0 || *v.Offset < 0 || v.Skipped < 0 || v.SourceEnd < 0:
 		return Key{}, Value{}, fmt.Errorf("key %s value %s: out of range", key, val)
 	}
-	return k, Value{Next: *v.Offset, Time: time.UnixMilli(v.TimeMs), TopicID: v.TopicID, Skipped: v.Skipped, Loss: v.Loss}, nil
+	return k, Value{Next: *v.Offset, Time: time.UnixMilli(v.TimeMs), TopicID: v.TopicID, Skipped: v.Skipped, SourceEnd: v.SourceEnd, Loss: v.Loss}, nil
 }

@@ -323,7 +323,7 @@ func runReplicate(ctx context.Context, opts *ReplicateOptions) error {
 		cmdutil.Warnf(opts.IO, "static membership off: %s; a process restarted after a crash waits out session.timeout.ms for its partitions. Set %s (or --instance-id) to one id per process", inst.note, config.KeyInstanceID)
 	}
 	m, err := replicate.New(replicate.Options{Flows: flows, Clients: clients, Logger: opts.Logger, Once: opts.Once, Observer: obs,
-		IgnoreLiveMM2: opts.IgnoreLiveMM2, StopBudget: budget, InstanceID: inst.id})
+		IgnoreLiveMM2: opts.IgnoreLiveMM2, StopBudget: flowsBudget(budget), InstanceID: inst.id})
 	if err != nil {
 		return err
 	}
@@ -374,6 +374,14 @@ func stopBudget(opts *ReplicateOptions, cfg *config.Config) time.Duration {
 		}
 	}
 	return replicate.DefaultStopBudget
+}
+
+// flowsBudget is the part of the process's stop budget its flows get: the
+// rest (up to a second, a fifth of a short budget) is the report and the
+// clients' close, so that the process ends within the budget itself
+// (internal/cli.Main exits at it whatever still runs).
+func flowsBudget(budget time.Duration) time.Duration {
+	return budget - min(time.Second, budget/5)
 }
 
 // isLoss reports whether err is a loss event or a refused record.
