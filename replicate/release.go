@@ -32,6 +32,12 @@ func (w *worker) release(ctx context.Context, parts map[string][]int32, handover
 	}
 	w.run.dmu.Unlock()
 	if len(gone) == 0 {
+		// A freeze seen after the group took every partition (the lost
+		// callback ran first on waking) has no task left to release:
+		// it ends here, or the tasks of the next join copy nothing.
+		if w.tasks.count() == 0 {
+			w.freezeCleared()
+		}
 		return
 	}
 	w.gate.close(gone)
