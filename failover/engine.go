@@ -385,11 +385,28 @@ func fetchOffsets(ctx context.Context, adm *kadm.Client, alias string, groups []
 // SourceOffset. Errors are returned for a cluster that cannot be read at all
 // (the source only in exact mode).
 func (e *Engine) Translate(ctx context.Context, groups []string, mode Mode) (*TranslateResult, error) {
+	return e.translate(ctx, groups, mode, false)
+}
+
+// errSourceNotAsked is why a target-only translation has no source answer.
+var errSourceNotAsked = errors.New("not asked: an unplanned failover uses only what the target holds")
+
+// translate is Translate; with targetOnly (an unplanned failover, checkpoint
+// mode) the source is never asked, so nothing waits on it.
+func (e *Engine) translate(ctx context.Context, groups []string, mode Mode, targetOnly bool) (*TranslateResult, error) {
 	res := &TranslateResult{Source: e.flow.Source, Target: e.flow.Target}
 	groups = dedupe(groups)
-	// The source is asked in every mode: in checkpoint mode its answer
-	// only fills Rereads by comparison with the exact position.
-	srcOffsets, srcGroupErrs, srcErr := e.probeSource(ctx, groups, mode)
+	// The source is asked in every mode but a target-only one: in
+	// checkpoint mode its answer only fills Rereads by comparison with the
+	// exact position.
+	var (
+		srcOffsets   map[string]kadm.OffsetResponses
+		srcGroupErrs map[string]error
+		srcErr       = fmt.Errorf("source cluster %s: %w", e.flow.Source, errSourceNotAsked)
+	)
+	if !targetOnly {
+		srcOffsets, srcGroupErrs, srcErr = e.probeSource(ctx, groups, mode)
+	}
 	if srcErr != nil && mode == ModeExact {
 		return nil, srcErr
 	}

@@ -107,46 +107,12 @@ func (e *Engine) Fence(ctx context.Context, topics []string, opts FenceOptions) 
 		return nil, fmt.Errorf("fence on %s: %w (no fence is left in place)", e.flow.Source, err)
 	}
 	start := time.Now()
-	var last map[string]map[int32]int64
-	lastChange := start
-	for {
-		ends, err := adm.ListEndOffsets(ctx, topics...)
-		if err != nil {
-			return f, fmt.Errorf("fence: list end offsets on %s: %w (the fence is in place)", e.flow.Source, err)
-		}
-		now := map[string]map[int32]int64{}
-		var lerr error
-		ends.Each(func(o kadm.ListedOffset) {
-			if o.Err != nil {
-				lerr = fmt.Errorf("%s[%d]: %w", o.Topic, o.Partition, o.Err)
-				return
-			}
-			if now[o.Topic] == nil {
-				now[o.Topic] = map[int32]int64{}
-			}
-			now[o.Topic][o.Partition] = o.Offset
-		})
-		if lerr != nil {
-			return f, fmt.Errorf("fence: list end offsets on %s: %w (the fence is in place)", e.flow.Source, lerr)
-		}
-		if d := diffOffsets(last, now); last == nil || d != "" {
-			if last != nil {
-				lastChange = time.Now()
-			}
-			last = now
-			if time.Since(start) > opts.Timeout {
-				return f, fmt.Errorf("fence: the end offsets on %s still move after %s (%s): a producer not fenced? the fence is in place", e.flow.Source, opts.Timeout, d)
-			}
-		} else if time.Since(lastChange) >= opts.Settle {
-			f.SettledAt, f.SettledMs, f.Ends = lastChange.UTC(), time.Since(start).Milliseconds(), now
-			return f, nil
-		}
-		select {
-		case <-ctx.Done():
-			return f, ctx.Err()
-		case <-time.After(min(250*time.Millisecond, opts.Settle/4)):
-		}
+	settledAt, ends, err := awaitQuiet(ctx, adm, e.flow.Source, topics, opts.Settle, opts.Timeout)
+	if err != nil {
+		return f, fmt.Errorf("fence: %w: a producer not fenced? the fence is in place", err)
 	}
+	f.SettledAt, f.SettledMs, f.Ends = settledAt, time.Since(start).Milliseconds(), ends
+	return f, nil
 }
 
 // Unfence deletes the DENY WRITE bindings [Engine.Fence] creates for
@@ -172,4 +138,49 @@ func (e *Engine) Unfence(ctx context.Context, topics, principals []string) error
 		return fmt.Errorf("unfence on %s: %s", e.flow.Source, strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// FenceBinding is one DENY WRITE binding on a source topic, as
+// [Engine.Fences] lists it.
+type FenceBinding struct {
+	Principal string `json:"principal"`
+	Topic     string `json:"topic"`
+	Pattern   string `json:"pattern"` // LITERAL or PREFIXED
+	Host      string `json:"host"`
+}
+
+// Fences lists the DENY WRITE bindings on topics of the source cluster (all
+// topics when none is named), of principals (any when none is named),
+// sorted by topic and principal: the write fences in place, mirrorctl's or
+// an operator's own. A source without an authorizer is an error
+// (SECURITY_DISABLED).
+func (e *Engine) Fences(ctx context.Context, topics, principals []string) ([]FenceBinding, error) {
+	adm, err := e.clients.Admin(e.flow.Source)
+	if err != nil {
+		return nil, err
+	}
+	b := kadm.NewACLs().Topics(topics...).ResourcePatternType(kadm.ACLPatternAny).Deny(principals...).DenyHosts().Operations(kadm.OpWrite)
+	res, err := adm.DescribeACLs(ctx, b)
+	if err != nil {
+		return nil, fmt.Errorf("describe ACLs on %s: %w", e.flow.Source, err)
+	}
+	var out []FenceBinding
+	for _, r := range res {
+		if r.Err != nil {
+			return nil, fmt.Errorf("describe ACLs on %s: %w", e.flow.Source, r.Err)
+		}
+		for _, d := range r.Described {
+			if d.Operation != kadm.OpWrite && d.Operation != kadm.OpAll {
+				continue
+			}
+			out = append(out, FenceBinding{Principal: d.Principal, Topic: d.Name, Pattern: d.Pattern.String(), Host: d.Host})
+		}
+	}
+	slices.SortFunc(out, func(a, b FenceBinding) int {
+		if a.Topic != b.Topic {
+			return strings.Compare(a.Topic, b.Topic)
+		}
+		return strings.Compare(a.Principal, b.Principal)
+	})
+	return slices.CompactFunc(out, func(a, b FenceBinding) bool { return a == b }), nil
 }

@@ -43,6 +43,9 @@ type locReq struct {
 	lastN                      int64
 	haveLast                   bool
 	notes                      []string
+	// deletedFrom is the position asked for when it was below the log
+	// start of X (records deleted before the group read them), else -1.
+	deletedFrom int64
 }
 
 func (q *locReq) note(format string, args ...any) {
@@ -119,9 +122,9 @@ func (e *Engine) locate(ctx context.Context, xAlias, yAlias string, reqs []*locR
 			continue
 		}
 		q.yStart, q.yEnd = ys1.Offset, ye1.Offset
+		q.deletedFrom = -1
 		if q.pos < q.xStart {
-			q.note("offset %d is below the log start %d of %s[%d] on %s (deleted records); using the log start", q.pos, q.xStart, q.xTopic, q.partition, xAlias)
-			q.pos = q.xStart
+			q.deletedFrom, q.pos = q.pos, q.xStart
 		}
 		if q.pos > q.xEnd {
 			q.note("offset %d is past the end %d of %s[%d] on %s; using the end", q.pos, q.xEnd, q.xTopic, q.partition, xAlias)
@@ -286,6 +289,15 @@ func (y *yState) finish(xAlias, yAlias string) {
 	what := fmt.Sprintf("the record at %d of %s[%d] on %s", q.want.Offset, q.xTopic, q.partition, xAlias)
 	if q.atEnd {
 		what = fmt.Sprintf("the last record (%d) of %s[%d] on %s", q.want.Offset, q.xTopic, q.partition, xAlias)
+	}
+	if q.deletedFrom >= 0 && q.deletedFrom < q.xStart {
+		// First: what the group loses is the headline of the reason.
+		gone := fmt.Sprintf("%s[%d] records %d to %d on %s (%d) were deleted (retention) before the group read them: it never reads them",
+			q.xTopic, q.partition, q.deletedFrom, q.xStart-1, xAlias, q.xStart-q.deletedFrom)
+		if at != nil {
+			gone += fmt.Sprintf(", and resumes on %s at the copy of %d, the first record kept; records of %s[%d] below it are not read either", yAlias, q.xStart, q.yTopic, q.partition)
+		}
+		q.notes = append([]string{gone}, q.notes...)
 	}
 	switch {
 	case at != nil:

@@ -77,6 +77,9 @@ type PlanOptions struct {
 	// partition committed to at the log start, and one past its end at the
 	// end, instead of refusing the group.
 	ClampOffsets bool
+	// TargetOnly (checkpoint mode, an unplanned failover) never asks the
+	// source: the plan comes from what the target holds.
+	TargetOnly bool
 }
 
 // PartitionPlan is one partition of a group's plan. In a failover plan
@@ -262,7 +265,7 @@ func (e *Engine) PlanFailover(ctx context.Context, opts PlanOptions) (*Plan, err
 	if mode == "" {
 		mode = ModeAuto
 	}
-	tr, err := e.Translate(ctx, opts.Groups, mode)
+	tr, err := e.translate(ctx, opts.Groups, mode, opts.TargetOnly && mode == ModeCheckpoint)
 	if err != nil {
 		return nil, err
 	}
@@ -473,6 +476,10 @@ func (e *Engine) checkRanges(ctx context.Context, plan *Plan, clamp bool) error 
 					continue
 				}
 				msg := fmt.Sprintf("offset %d for %s[%d] is %s on %s: not a position there (a bad checkpoint?); group %s is not committed (--clamp-offsets commits %d)", at, topic, pp.Partition, where, alias, gp.Group, bound)
+				if at < s.Offset && at >= 0 {
+					msg = fmt.Sprintf("offset %d for %s[%d] is below the log start %d on %s: records %d to %d (%d) were deleted (retention) before group %s read them; "+
+						"it is not committed (--clamp-offsets commits %d: the group never reads those %d records)", at, topic, pp.Partition, s.Offset, alias, at, s.Offset-1, s.Offset-at, gp.Group, s.Offset, s.Offset-at)
+				}
 				pp.Action, pp.Reason = ActionSkipOutOfRange, strings.TrimPrefix(pp.Reason+"; "+msg, "; ")
 				gp.Refused = append(gp.Refused, msg)
 			}
