@@ -101,6 +101,7 @@ func NewCmdRoot(f *cmdutil.Factory, g *globalOptions) *cobra.Command {
 	cmd.AddCommand(translatecmd.NewCmdTranslate(f, nil))
 	cmd.AddCommand(failovercmd.NewCmdFailover(f, nil))
 	cmd.AddCommand(failovercmd.NewCmdFailback(f, nil))
+	cmd.AddCommand(failovercmd.NewCmdFence(f))
 	cmd.AddCommand(demo.NewCmdDemo(f, nil))
 	cmd.AddCommand(dump.NewCmdCheckpoints(f))
 	cmd.AddCommand(dump.NewCmdOffsetSyncs(f))

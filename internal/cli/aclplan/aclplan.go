@@ -62,12 +62,15 @@ type ACLPlanOptions struct {
 
 	Principal string // --principal, e.g. User:mm2
 	// FailoverPrincipal is --failover-principal, e.g. User:ops: the
-	// operators, who run translate, failover --apply --verify and lag.
+	// operators, who run translate, lag, fence and the failover verbs.
 	FailoverPrincipal string
-	Format            string // --format; "" follows -o
-	Diff              bool
-	Apply             bool
-	Args              []string // the command line, for the audit entry
+	// NoFence is --no-fence: no CLUSTER ALTER on the source for the write
+	// fence.
+	NoFence bool
+	Format  string // --format; "" follows -o
+	Diff    bool
+	Apply   bool
+	Args    []string // the command line, for the audit entry
 }
 
 // NewCmdACLPlan returns `mirrorctl acl-plan`. If runF is non-nil it is
@@ -95,8 +98,11 @@ func NewCmdACLPlan(f *cmdutil.Factory, runF func(*ACLPlanOptions) error) *cobra.
 			"(progress, offset-syncs, checkpoints, heartbeats), groups for checkpoints and\n" +
 			"sync.group.offsets, and CLUSTER rights only for sync.topic.acls. With\n" +
 			"--failover-principal, the operators' principal gets what translate (every mode),\n" +
-			"failover --apply --verify and lag need: reads of the source topics and groups,\n" +
-			"the remote topics and the internal topics, and group commits on the target.\n" +
+			"lag, fence and the failover verbs (plan, apply, verify, drill; planned,\n" +
+			"unplanned, restore) need: reads of the source topics and groups, the remote\n" +
+			"topics and the internal topics, group commits on the target (and on the source\n" +
+			"for a restore), the drill's shadow groups, and CLUSTER ALTER on the source for\n" +
+			"the write fence's ACLs (--no-fence leaves that out).\n" +
 			"Operations that another binding implies (READ implies DESCRIBE, ALTER_CONFIGS\n" +
 			"implies DESCRIBE_CONFIGS) are folded into it.\n\n" +
 			"A literal topic list gives LITERAL bindings, a prefix regex (orders\\..*) one\n" +
@@ -142,7 +148,8 @@ func NewCmdACLPlan(f *cmdutil.Factory, runF func(*ACLPlanOptions) error) *cobra.
 		},
 	}
 	cmd.Flags().StringVar(&opts.Principal, "principal", "", "Principal that runs the mirror, e.g. `User:mm2`")
-	cmd.Flags().StringVar(&opts.FailoverPrincipal, "failover-principal", "", "Operators' principal: runs translate, failover --apply --verify and lag (read-only but for failover's group commits on the target), e.g. `User:ops`")
+	cmd.Flags().StringVar(&opts.FailoverPrincipal, "failover-principal", "", "Operators' principal: runs translate, lag, fence and the failover verbs, e.g. `User:ops`")
+	cmd.Flags().BoolVar(&opts.NoFence, "no-fence", false, "Leave the write fence's CLUSTER ALTER on the source out of the failover principal's bindings")
 	cmd.Flags().StringVar(&opts.Format, "format", "", "Output: `kafka-acls` (kafka-acls.sh command lines), table or json; unset, the global -o decides (table, tsv, csv, json)")
 	cmd.Flags().BoolVar(&opts.Diff, "diff", false, "Compare with the ACLs on each cluster")
 	cmd.Flags().BoolVar(&opts.Apply, "apply", false, "Create the missing bindings (audited)")
@@ -229,7 +236,7 @@ func runACLPlan(ctx context.Context, opts *ACLPlanOptions) error {
 		return clients, nil
 	}
 	in := aclplan.Input{
-		Principal: opts.Principal, FailoverPrincipal: opts.FailoverPrincipal, Flows: flows,
+		Principal: opts.Principal, FailoverPrincipal: opts.FailoverPrincipal, NoFence: opts.NoFence, Flows: flows,
 		Topics: func(alias string) ([]string, error) {
 			c, err := getClients()
 			if err != nil {

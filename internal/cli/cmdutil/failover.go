@@ -26,6 +26,9 @@ type FailoverSetup struct {
 	Groups         []string // --group
 	GroupsRE       string   // --groups, anchored to the whole name
 	OnTarget       bool     // list --groups on the target (failback)
+	// NoGroups: the command names no group (fence --topic): an empty
+	// list is not an error.
+	NoGroups bool
 }
 
 // SetupFailover resolves the flow and builds the failover engine and the
@@ -68,7 +71,7 @@ func SetupFailover(ctx context.Context, o FailoverSetup) (*failover.Engine, *con
 		}
 		out = append(out, matched...)
 	}
-	if len(out) == 0 {
+	if len(out) == 0 && !o.NoGroups {
 		return nil, nil, nil, FlagErrorf("--groups %q matches no consumer group", groupsRE)
 	}
 	return eng, cfg, out, nil

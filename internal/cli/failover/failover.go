@@ -138,6 +138,7 @@ func NewCmdFailover(f *cmdutil.Factory, runF func(*Options) error) *cobra.Comman
 		RunE: func(cmd *cobra.Command, _ []string) error { return run(cmd, opts, runF) },
 	}
 	addFlags(cmd, opts)
+	cmd.AddCommand(NewCmdFailoverPlan(f, nil), NewCmdFailoverApply(f, nil), NewCmdFailoverVerify(f, nil), NewCmdFailoverDrill(f, nil))
 	cmdutil.StringEnumFlag(cmd, cmd.Flags(), &opts.Mode, "mode", "", string(failover.ModeAuto), failover.Modes(), "Translation mode")
 	cmd.Flags().DurationVar(&opts.MaxLag, "max-lag", 0, "Refuse groups whose topics' replication lag is not under this `duration` (e.g. 30s)")
 	cmd.Flags().BoolVar(&opts.Drill, "drill", false, "Run the whole failover against shadow groups on the target (group + --drill-suffix), verify, measure RPO and RTO, write the evidence and delete the shadows; the real groups are not touched")
@@ -242,6 +243,7 @@ func run(cmd *cobra.Command, opts *Options, runF func(*Options) error) error {
 	if opts.Back && cmd.Flags().Changed("max-lag") {
 		return cmdutil.FlagErrorf("--max-lag does not apply to failback: the records the forward flow has not copied yet are on the source, where the group resumes, so replication lag cannot make it skip any")
 	}
+	cmdutil.Warnf(opts.IO, "%s", deprecation(cmd, opts))
 	opts.Args = []string{cmd.Name()}
 	cmd.Flags().Visit(func(f *pflag.Flag) {
 		v := f.Value.String()
@@ -257,6 +259,34 @@ func run(cmd *cobra.Command, opts *Options, runF func(*Options) error) error {
 		return runF(opts)
 	}
 	return Run(cmd.Context(), opts)
+}
+
+// deprecation is the one line the old spellings print on stderr, naming the
+// verb that replaces them.
+func deprecation(cmd *cobra.Command, opts *Options) string {
+	name := cmd.Name()
+	var now string
+	switch {
+	case opts.Unfence:
+		now = "mirrorctl fence remove --principal <principal> --group <name>"
+	case opts.Drill:
+		now = "mirrorctl failover drill --type planned"
+	case opts.Back && opts.Apply:
+		now = "mirrorctl failover apply --type restore"
+	case opts.Back && opts.Verify:
+		now = "mirrorctl failover verify --type restore"
+	case opts.Back:
+		now = "mirrorctl failover plan --type restore"
+	case len(opts.FencePrincipals) > 0:
+		now = "mirrorctl failover apply --type planned --fence-principal <principal>"
+	case opts.Apply:
+		now = "mirrorctl failover apply --type planned --producers-stopped (the source up), or --type unplanned (the source down)"
+	case opts.Verify:
+		now = "mirrorctl failover verify"
+	default:
+		now = "mirrorctl failover plan --type planned (or unplanned, restore)"
+	}
+	return fmt.Sprintf("`mirrorctl %s` with these flags is deprecated and kept for scripts; use %s", name, now)
 }
 
 // Run plans, and with Apply commits, and with Verify verifies.
@@ -385,14 +415,7 @@ func runFence(ctx context.Context, opts *Options, eng *failover.Engine, cfg *con
 		ferr = errors.Join(ferr, fmt.Errorf("audit log: %w", err))
 	}
 	if fence != nil {
-		var un []string
-		for _, p := range opts.FencePrincipals {
-			un = append(un, "--fence-principal "+p)
-		}
-		for _, g := range popts.Groups {
-			un = append(un, "--group "+g)
-		}
-		cmdutil.Notef(opts.IO, "the fence stays until removed: mirrorctl failover --source %s --target %s --unfence %s", plan.Source, plan.Target, strings.Join(un, " "))
+		cmdutil.Notef(opts.IO, "the fence stays until removed: %s", fenceRemoveHint(plan.Source, plan.Target, opts.FencePrincipals, popts.Groups))
 	}
 	return false, ferr
 }

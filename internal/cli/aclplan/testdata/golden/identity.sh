@@ -1,4 +1,6 @@
 # WARNING (us-east->eu-west): sync.topic.acls.enabled is on (MM2's default): User:mm2 gets CLUSTER ALTER on eu-west, which lets it create any ACL there, itself included; set us-east->eu-west.sync.topic.acls.enabled = false to plan without it
+# WARNING (us-east->eu-west): failover drill deletes its shadow groups (<group>.mirrorctl-drill): DELETE on prefixed group app- on eu-west lets User:ops delete the real groups it covers too
+# WARNING (us-east->eu-west): the write fence gives User:ops CLUSTER ALTER on us-east, which lets it create any ACL there, itself included; acl-plan --no-fence plans without it (a planned failover then states --producers-stopped)
 # cluster eu-west: replace eu-west-admin.properties with a client config for an admin of eu-west
 kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Alter --cluster
 kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Read --topic heartbeats --resource-pattern-type literal
@@ -27,6 +29,7 @@ kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.prop
 kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:ops --allow-host '*' --operation Read --topic us-east.checkpoints.internal --resource-pattern-type literal
 kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:ops --allow-host '*' --operation Read --topic us-east.heartbeats --resource-pattern-type literal
 kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:ops --allow-host '*' --operation Read --group app- --resource-pattern-type prefixed
+kafka-acls.sh --bootstrap-server west-1:9092 --command-config eu-west-admin.properties --add --allow-principal User:ops --allow-host '*' --operation Delete --group app- --resource-pattern-type prefixed
 # cluster us-east: replace us-east-admin.properties with a client config for an admin of us-east
 kafka-acls.sh --bootstrap-server east-1:9092,east-2:9092 --command-config us-east-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Describe --cluster
 kafka-acls.sh --bootstrap-server east-1:9092,east-2:9092 --command-config us-east-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Read --topic heartbeats --resource-pattern-type literal
@@ -41,7 +44,8 @@ kafka-acls.sh --bootstrap-server east-1:9092,east-2:9092 --command-config us-eas
 kafka-acls.sh --bootstrap-server east-1:9092,east-2:9092 --command-config us-east-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Describe --group app- --resource-pattern-type prefixed
 kafka-acls.sh --bootstrap-server east-1:9092,east-2:9092 --command-config us-east-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Read --group mirrorctl-eu-west-us-east-leader --resource-pattern-type literal
 kafka-acls.sh --bootstrap-server east-1:9092,east-2:9092 --command-config us-east-admin.properties --add --allow-principal User:mm2 --allow-host '*' --operation Read --group mirrorctl-us-east-eu-west --resource-pattern-type literal
+kafka-acls.sh --bootstrap-server east-1:9092,east-2:9092 --command-config us-east-admin.properties --add --allow-principal User:ops --allow-host '*' --operation Alter --cluster
 kafka-acls.sh --bootstrap-server east-1:9092,east-2:9092 --command-config us-east-admin.properties --add --allow-principal User:ops --allow-host '*' --operation Read --topic heartbeats --resource-pattern-type literal
 kafka-acls.sh --bootstrap-server east-1:9092,east-2:9092 --command-config us-east-admin.properties --add --allow-principal User:ops --allow-host '*' --operation Read --topic mm2-offset-syncs.eu-west.internal --resource-pattern-type literal
 kafka-acls.sh --bootstrap-server east-1:9092,east-2:9092 --command-config us-east-admin.properties --add --allow-principal User:ops --allow-host '*' --operation Read --topic orders. --resource-pattern-type prefixed
-kafka-acls.sh --bootstrap-server east-1:9092,east-2:9092 --command-config us-east-admin.properties --add --allow-principal User:ops --allow-host '*' --operation Describe --group app- --resource-pattern-type prefixed
+kafka-acls.sh --bootstrap-server east-1:9092,east-2:9092 --command-config us-east-admin.properties --add --allow-principal User:ops --allow-host '*' --operation Read --group app- --resource-pattern-type prefixed
