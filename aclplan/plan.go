@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mirrorctl/mirrorctl/failover"
 	"github.com/mirrorctl/mirrorctl/replicate"
 	"github.com/mirrorctl/mirrorctl/replicate/filter"
 )
@@ -106,10 +107,16 @@ type Input struct {
 	// Principal runs the mirror, e.g. "User:mm2". Required.
 	Principal string
 	// FailoverPrincipal, when set, is the operators' principal: it runs
-	// translate, failover --apply --verify and lag (which reads the same
-	// internal topics and groups), e.g. "User:ops". It gets only reads
-	// and, on the target, the group commits of failover --apply.
+	// translate, lag, the failover verbs (plan, apply, verify and drill, of
+	// every type) and fence, e.g. "User:ops". It gets reads, the group
+	// commits of a failover (on the target) and of a restore (on the
+	// source), the drill's shadow groups on the target, and, unless
+	// NoFence, CLUSTER ALTER on the source for the write fence's ACLs.
 	FailoverPrincipal string
+	// NoFence leaves the write fence's CLUSTER ALTER on the source out of
+	// the failover principal's bindings (planned failovers then state
+	// --producers-stopped).
+	NoFence bool
 	// Flows are the flows to plan: enabled flows copy data; a flow that is
 	// not enabled but emits heartbeats only needs the heartbeat rights, as
 	// MM2 (and replicate) emit heartbeats for every such pair.
@@ -472,15 +479,45 @@ func (b *builder) failover(cfg replicate.FlowConfig, fp string, topics, remotes,
 	b.addAll(tgt, fp, TypeTopic, hb, OpRead, "lag: ListOffsets and Fetch heartbeats (heartbeat age)")
 	b.addAll(src, fp, TypeGroup, groups, OpDescribe, "translate, failover: FindCoordinator and OffsetFetch of the source group")
 	b.addAll(src, fp, TypeGroup, groups, OpDescribe, "lag: OffsetFetch of the groups with checkpoints")
-	b.addAll(src, fp, TypeTopic, topics, OpRead, "translate (exact, auto), failover --verify: ListOffsets and Fetch source records")
+	b.addAll(src, fp, TypeGroup, groups, OpRead, "failover apply --type restore: OffsetCommit of the group on the source (DescribeGroups, OffsetFetch)")
+	b.addAll(src, fp, TypeTopic, topics, OpRead, "translate (exact, auto), failover verify: ListOffsets and Fetch source records; "+
+		"failover apply --type planned: ListOffsets until the end offsets stay still; --type restore: OffsetCommit needs topic READ")
 	b.addAll(src, fp, TypeTopic, topics, OpRead, "lag: Metadata and ListOffsets of source topics, Fetch the oldest record not yet copied")
-	b.addAll(tgt, fp, TypeGroup, groups, OpRead, "failover --apply: OffsetCommit (DescribeGroups, OffsetFetch)")
-	b.addAll(tgt, fp, TypeTopic, remotes, OpRead, "failover --apply: OffsetCommit needs topic READ; failover --verify, translate (exact, auto): Fetch target records")
+	b.addAll(tgt, fp, TypeGroup, groups, OpRead, "failover apply: OffsetCommit (DescribeGroups, OffsetFetch)")
+	b.addAll(tgt, fp, TypeTopic, remotes, OpRead, "failover apply: OffsetCommit needs topic READ; failover verify, translate (exact, auto): Fetch target records; "+
+		"failover --type unplanned: ListOffsets of the remote partitions (the error bound)")
 	b.addAll(tgt, fp, TypeTopic, remotes, OpRead, "lag: Metadata and ListOffsets of remote topics")
+	b.drill(cfg, fp, groups)
+	if !b.in.NoFence {
+		b.addAll(src, fp, TypeCluster, clusterRes, OpAlter, "fence add|remove|status, failover apply --type planned --fence-principal: CreateAcls, DeleteAcls, DescribeAcls of the DENY WRITE bindings")
+		b.note(NoteWarning, cfg.Name(), "the write fence gives %s CLUSTER ALTER on %s, which lets it create any ACL there, itself included; "+
+			"acl-plan --no-fence plans without it (a planned failover then states --producers-stopped)", fp, src)
+	}
 	if cfg.EmitCheckpoints && cfg.ReverseCheckpoints {
 		_, rt := cfg.ReverseCheckpointsTopic()
-		b.addAll(src, fp, TypeTopic, []resource{literal(rt)}, OpRead, "failback --mode checkpoint (auto when the target is down): ListOffsets and Fetch reverse checkpoints")
+		b.addAll(src, fp, TypeTopic, []resource{literal(rt)}, OpRead, "failover --type restore (checkpoint mode, the target down): ListOffsets and Fetch reverse checkpoints")
 	}
+}
+
+// drill adds the failover principal's rights on the drill's shadow groups
+// on the target (each group's name + failover.DefaultDrillSuffix): their
+// commits and their deletion. A PREFIXED group resource covers its
+// shadows, and its DELETE the real groups of the prefix too (a note says
+// so).
+func (b *builder) drill(cfg replicate.FlowConfig, fp string, groups []resource) {
+	var shadows []resource
+	for _, g := range groups {
+		switch {
+		case g.pattern == PatternLiteral && g.name != "*":
+			shadows = append(shadows, literal(g.name+failover.DefaultDrillSuffix))
+		default:
+			shadows = append(shadows, g)
+			b.note(NoteWarning, cfg.Name(), "failover drill deletes its shadow groups (<group>%s): DELETE on %s group %s on %s lets %s delete the real groups it covers too",
+				failover.DefaultDrillSuffix, strings.ToLower(g.pattern), g.name, cfg.Target, fp)
+		}
+	}
+	b.addAll(cfg.Target, fp, TypeGroup, shadows, OpRead, "failover drill: OffsetCommit of the shadow group (DescribeGroups, OffsetFetch)")
+	b.addAll(cfg.Target, fp, TypeGroup, shadows, OpDelete, "failover drill: DeleteGroups of the shadow group")
 }
 
 var typeRank = map[string]int{TypeCluster: 0, TypeTopic: 1, TypeGroup: 2, TypeTransactionalID: 3}

@@ -104,9 +104,11 @@ func TestBuildMinimalDefault(t *testing.T) {
 }
 
 // TestBuildFailoverPrincipal checks the operators' bindings: reads for
-// translate, failover --verify and lag, commits on the target for failover
-// --apply, and the internal topics whether or not the mirror emits them
-// (lag and translate's exact mode read them regardless).
+// translate, failover verify and lag, commits on the target for failover
+// apply and on the source for a restore, the drill's shadow group (commit
+// and delete), the internal topics whether or not the mirror emits them
+// (lag and translate's exact mode read them regardless), and CLUSTER ALTER
+// on the source for the write fence unless NoFence.
 func TestBuildFailoverPrincipal(t *testing.T) {
 	common := []string{
 		"eu-west heartbeats LITERAL READ",
@@ -114,6 +116,8 @@ func TestBuildFailoverPrincipal(t *testing.T) {
 		"eu-west us-east.checkpoints.internal LITERAL READ",
 		"eu-west us-east.orders LITERAL READ",
 		"eu-west g LITERAL READ",
+		"eu-west g.mirrorctl-drill LITERAL READ",
+		"eu-west g.mirrorctl-drill LITERAL DELETE",
 	}
 	for _, tc := range []struct {
 		name     string
@@ -124,7 +128,7 @@ func TestBuildFailoverPrincipal(t *testing.T) {
 		{"default", replicate.LocationSource, true, append(common,
 			"us-east mm2-offset-syncs.eu-west.internal LITERAL READ",
 			"us-east orders LITERAL READ",
-			"us-east g LITERAL DESCRIBE")},
+			"us-east g LITERAL READ")},
 		{"offset syncs on the target", replicate.LocationTarget, true, []string{
 			"eu-west heartbeats LITERAL READ",
 			"eu-west mirrorctl-progress.us-east.internal LITERAL READ",
@@ -132,12 +136,14 @@ func TestBuildFailoverPrincipal(t *testing.T) {
 			"eu-west us-east.checkpoints.internal LITERAL READ",
 			"eu-west us-east.orders LITERAL READ",
 			"eu-west g LITERAL READ",
+			"eu-west g.mirrorctl-drill LITERAL READ",
+			"eu-west g.mirrorctl-drill LITERAL DELETE",
 			"us-east orders LITERAL READ",
-			"us-east g LITERAL DESCRIBE"}},
+			"us-east g LITERAL READ"}},
 		{"checkpoints and offset syncs off", replicate.LocationSource, false, append(common,
 			"us-east mm2-offset-syncs.eu-west.internal LITERAL READ",
 			"us-east orders LITERAL READ",
-			"us-east g LITERAL DESCRIBE")},
+			"us-east g LITERAL READ")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := replicate.DefaultFlowConfig("us-east", "eu-west")
@@ -147,7 +153,7 @@ func TestBuildFailoverPrincipal(t *testing.T) {
 			cfg.EmitHeartbeats = false
 			cfg.OffsetSyncsTopicLocation = tc.location
 			cfg.EmitCheckpoints, cfg.EmitOffsetSyncs = tc.emit, tc.emit
-			plan, err := Build(Input{Principal: "User:mm2", FailoverPrincipal: "User:ops", Flows: []Flow{{FlowConfig: cfg}}})
+			plan, err := Build(Input{Principal: "User:mm2", FailoverPrincipal: "User:ops", Flows: []Flow{{FlowConfig: cfg}}, NoFence: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -156,8 +162,9 @@ func TestBuildFailoverPrincipal(t *testing.T) {
 				if b.Principal != "User:ops" {
 					continue
 				}
-				if b.Operation != OpRead && b.Operation != OpDescribe {
-					t.Errorf("the failover principal gets more than reads: %s", b)
+				shadowDelete := b.Operation == OpDelete && b.ResourceType == TypeGroup && b.Cluster == "eu-west" && b.ResourceName == "g.mirrorctl-drill"
+				if b.Operation != OpRead && b.Operation != OpDescribe && !shadowDelete {
+					t.Errorf("the failover principal gets more than reads and the drill's shadow group: %s", b)
 				}
 				if b.Reason == "" {
 					t.Errorf("binding without a reason: %s", b)
@@ -192,6 +199,23 @@ func TestBuildFailoverPrincipal(t *testing.T) {
 		if !have[w] {
 			t.Errorf("reverse checkpoints: no binding %q", w)
 		}
+	}
+	// The write fence: CLUSTER ALTER on the source only, with a warning.
+	cfg = replicate.DefaultFlowConfig("us-east", "eu-west")
+	cfg.Topics.Include = filter.MustCompileList("topics", "orders")
+	cfg.Groups.Include = filter.MustCompileList("groups", "g")
+	plan, err = Build(Input{Principal: "User:mm2", FailoverPrincipal: "User:ops", Flows: []Flow{{FlowConfig: cfg}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cluster []string
+	for _, b := range plan.Bindings {
+		if b.Principal == "User:ops" && b.ResourceType == TypeCluster {
+			cluster = append(cluster, b.Cluster+" "+b.Operation)
+		}
+	}
+	if fmt.Sprint(cluster) != "[us-east ALTER]" || !strings.Contains(fmt.Sprint(plan.Notes), "the write fence gives User:ops CLUSTER ALTER on us-east") {
+		t.Fatalf("fence: CLUSTER bindings %v, notes %v; want us-east ALTER and a warning", cluster, plan.Notes)
 	}
 	if _, err := Build(Input{Principal: "User:mm2", FailoverPrincipal: "ops"}); err == nil {
 		t.Fatal("a failover principal without a type was accepted")
