@@ -13,6 +13,7 @@ import (
 	"github.com/mirrorctl/mirrorctl/groupstate"
 	"github.com/mirrorctl/mirrorctl/replicate"
 	"github.com/mirrorctl/mirrorctl/replicate/mm2"
+	"github.com/mirrorctl/mirrorctl/replicate/syncstore"
 )
 
 // readReverseCheckpoints reads the flow's reverse checkpoints
@@ -126,6 +127,7 @@ func (e *Engine) planFailbackCheckpoint(ctx context.Context, opts PlanOptions, g
 	states := groupstate.Describe(ctx, src, groups)
 	current, curErrs := fetchOffsets(ctx, src, e.flow.Source, groups)
 	alias, topic := e.flow.ReverseCheckpointsTopic()
+	var syncs reverseSyncs
 	for _, g := range groups {
 		gp := GroupPlan{Group: g, Partitions: []PartitionPlan{}}
 		st := states[g]
@@ -176,6 +178,13 @@ func (e *Engine) planFailbackCheckpoint(ctx context.Context, opts PlanOptions, g
 			} else {
 				pp.Reason = v.Reason
 			}
+			if !targetUp {
+				var exact bool
+				exact, pp.Reason = e.reverseExactness(ctx, &syncs, ck.Topic, ck.Partition, ck.UpstreamOffset, ck.DownstreamOffset, pp.Reason)
+				if exact && pp.Action == ActionCommit {
+					pp.Rereads = ptr(0)
+				}
+			}
 			gp.Partitions = append(gp.Partitions, pp)
 		}
 		// Commits with no reverse checkpoint: on the target when it
@@ -215,4 +224,48 @@ func (e *Engine) planFailbackCheckpoint(ctx context.Context, opts PlanOptions, g
 		return nil, err
 	}
 	return plan, nil
+}
+
+// reverseSyncs are the flow's offset syncs, read once by reverseExactness
+// (store nil and err set when they cannot be read).
+type reverseSyncs struct {
+	read  bool
+	store *syncstore.Store
+	err   error
+}
+
+// reverseExactness says, for a reverse checkpoint up->down (the group's
+// commit on the target's remote partition, the source offset) used with
+// the target down, whether down is the exact position, and appends why to
+// reason: at an offset sync, or one record past one, it is; a source
+// offset past the inverse rule's answer (the sync's upstream offset plus
+// one) was pinned by content when the mirror wrote it (reversepin.go in
+// package replicate), exact too; else the group may read again up to the
+// records it read on the target after the sync.
+func (e *Engine) reverseExactness(ctx context.Context, rs *reverseSyncs, topic string, partition int32, up, down int64, reason string) (bool, string) {
+	if !rs.read {
+		rs.read = true
+		rs.store, rs.err = e.readSyncs(ctx)
+	}
+	add := func(s string) string { return strings.TrimPrefix(reason+"; "+s, "; ") }
+	if rs.err != nil {
+		return false, add(fmt.Sprintf("whether %d is exact is unknown: the offset syncs cannot be read (%v); the group may read some records again", down, rs.err))
+	}
+	var sync *mm2.OffsetSync
+	for _, s := range rs.store.Syncs(topic, partition) {
+		if s.DownstreamOffset <= up {
+			sync = &s
+			break
+		}
+	}
+	switch {
+	case sync == nil:
+		return false, add(fmt.Sprintf("whether %d is exact is unknown: no offset sync at or below the group's %d on %s", down, up, e.flow.Target))
+	case up-sync.DownstreamOffset <= 1:
+		return true, add(fmt.Sprintf("exact: at the offset sync %d->%d", sync.UpstreamOffset, sync.DownstreamOffset))
+	case down > sync.UpstreamOffset+1:
+		return true, add(fmt.Sprintf("exact: pinned by content when the mirror wrote it (between the offset sync %d->%d and the group's %d on %s)", sync.UpstreamOffset, sync.DownstreamOffset, up, e.flow.Target))
+	}
+	return false, add(fmt.Sprintf("not exact: %s does not answer and the mirror could not pin this position when it wrote it; resuming one past the offset sync %d->%d, the group reads again up to the %d records it read on %s after it",
+		e.flow.Target, sync.UpstreamOffset, sync.DownstreamOffset, up-sync.DownstreamOffset-1, e.flow.Target))
 }

@@ -57,9 +57,11 @@ func sourceCommitted(t *testing.T, p *pair, group, topic string, partition int32
 // when eu-west does not answer.
 func TestFailbackCheckpointModeTargetDown(t *testing.T) {
 	gEnd, gMid, gNone, gStale := testkit.Name("g-end"), testkit.Name("g-mid"), testkit.Name("g-none"), testkit.Name("g-stale")
+	gPin := testkit.Name("g-pin")
 	p, f, topic, remote := reverseSeeded(t, map[string]map[int32]int64{
 		gEnd:   {0: 300, 1: 50}, // at the ends: the offset syncs 299->299 and 49->49 make them exact
 		gMid:   {0: 202},        // exactly at a sync
+		gPin:   {0: 150},        // between the syncs 0->0 and 202->202: pinned by content
 		gStale: {0: 300},
 	})
 	// gMid committed on us-east before the failover; it moved on eu-west.
@@ -78,11 +80,13 @@ func TestFailbackCheckpointModeTargetDown(t *testing.T) {
 
 	p.West.Close()
 	e := p.engine(t, f)
-	plan, err = e.PlanFailback(ctx, PlanOptions{Groups: []string{gEnd, gMid, gNone}, Mode: ModeCheckpoint})
+	plan, err = e.PlanFailback(ctx, PlanOptions{Groups: []string{gEnd, gMid, gPin, gNone}, Mode: ModeCheckpoint})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]map[int32]int64{gEnd: {0: 300, 1: 50}, gMid: {0: 202}}
+	want := map[string]map[int32]int64{gEnd: {0: 300, 1: 50}, gMid: {0: 202}, gPin: {0: 150}}
+	exact := map[string]string{gEnd: "exact: at the offset sync", gMid: "exact: at the offset sync 202->202",
+		gPin: "exact: pinned by content when the mirror wrote it (between the offset sync 0->0 and the group's 150 on eu-west)"}
 	for g, parts := range want {
 		gp := groupOf(plan, g)
 		if len(gp.Refused) != 0 || len(gp.Partitions) != len(parts) {
@@ -93,8 +97,9 @@ func TestFailbackCheckpointModeTargetDown(t *testing.T) {
 				pp.SourceOffset == nil || *pp.SourceOffset != parts[pp.Partition] || pp.TargetOffset == nil || *pp.TargetOffset != parts[pp.Partition] {
 				t.Fatalf("%s %s[%d]: %+v (source %s, target %s)", g, pp.SourceTopic, pp.Partition, pp, i64(pp.SourceOffset), i64(pp.TargetOffset))
 			}
-			if !strings.Contains(pp.Reason, "eu-west does not answer; the mirror last confirmed this reverse checkpoint") {
-				t.Fatalf("%s: reason %q", g, pp.Reason)
+			if !strings.Contains(pp.Reason, "eu-west does not answer; the mirror last confirmed this reverse checkpoint") ||
+				!strings.Contains(pp.Reason, exact[g]) || i64(pp.Rereads) != "0" {
+				t.Fatalf("%s: reason %q, rereads %s; want %q, 0", g, pp.Reason, i64(pp.Rereads), exact[g])
 			}
 		}
 	}

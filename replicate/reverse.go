@@ -21,7 +21,8 @@ import (
 // also lists the groups on eu-west, translates their commits on the
 // flow's remote topics back through the flow's own offset syncs (the
 // inverse rule of [syncstore.Store.TranslateUpstream]: may re-read, never
-// skips) and writes them, in MM2's checkpoint format, to the source
+// skips; between syncs pinned by content to the exact position, see
+// reversepin.go) and writes them, in MM2's checkpoint format, to the source
 // cluster: the checkpoints topic a eu-west->us-east flow would write
 // (eu-west.checkpoints.internal on us-east), where KIP-1098 puts them too,
 // so MM2's RemoteClusterUtils.translateOffsets(us-east, "eu-west", group)
@@ -72,6 +73,9 @@ type reverseCheckpointer struct {
 	alias    string      // the source cluster
 	topic    string      // <target>.checkpoints.internal
 	producer *kgo.Client // to the source cluster; set by start
+	// pins are the previous pass's pinned answers (reversepin.go); only
+	// emit, one pass at a time, uses them.
+	pins map[pinKey]int64
 }
 
 func newReverseCheckpointer(c *checkpointer) *reverseCheckpointer {
@@ -120,6 +124,8 @@ func (r *reverseCheckpointer) emit(ctx context.Context) (int, error) {
 	}
 	listedAt := c.now()
 	fetched := c.tgt.FetchManyOffsets(ctx, groups...)
+	pins := r.newPins()
+	defer pins.done()
 	var (
 		errs []error
 		recs []*kgo.Record
@@ -150,7 +156,7 @@ func (r *reverseCheckpointer) emit(ctx context.Context) (int, error) {
 			if o.At < 0 {
 				continue
 			}
-			u, ok := c.syncs.TranslateUpstream(up, o.Partition, o.At)
+			u, ok := pins.upstream(ctx, up, o.Topic, o.Partition, o.At)
 			if !ok {
 				continue // no offset sync at or below the commit: no safe answer
 			}

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/mirrorctl/mirrorctl/internal/testkit"
 	"github.com/mirrorctl/mirrorctl/replicate/mm2"
 )
@@ -30,7 +32,8 @@ func (p *clusterPair) reverseCheckpoints(t *testing.T) (map[string]mm2.Checkpoin
 // TestReverseCheckpoints: with mirrorctl.reverse.checkpoints.enabled, the
 // groups that consume the remote topic on eu-west are checkpointed back to
 // us-east, in MM2's checkpoint format, named after the source topic, with
-// the inverse offset-sync translation (may re-read, never skips); groups
+// the inverse offset-sync translation (may re-read, never skips), pinned
+// by content between syncs; groups
 // on topics the flow does not mirror are not; every pass writes them again
 // (the record time is when the mirror last saw the group there).
 func TestReverseCheckpoints(t *testing.T) {
@@ -62,8 +65,9 @@ func TestReverseCheckpoints(t *testing.T) {
 	cks, at, n := p.reverseCheckpoints(t)
 	want := map[string][2]int64{ // key -> upstream (eu-west), downstream (us-east)
 		gZero + "/" + topic + "/0": {0, 0},
-		// The newest sync at or below 150 is 0->0: one past it.
-		gMid + "/" + topic + "/0":  {150, 1},
+		// Between the syncs 0->0 and 202->202: pinned by content (the
+		// inverse rule alone answers 1, one past 0->0).
+		gMid + "/" + topic + "/0":  {150, 150},
 		gSync + "/" + topic + "/0": {202, 202}, // exactly at a sync
 		gEnd + "/" + topic + "/0":  {300, 300}, // sync 299->299, +1
 	}
@@ -124,5 +128,34 @@ func TestReverseCheckpointsNeedCheckpoints(t *testing.T) {
 	f.EmitCheckpoints = false
 	if err := f.Validate(); err == nil {
 		t.Fatal("reverse checkpoints without checkpoints: no error")
+	}
+}
+
+// A reverse checkpoint whose records between the sync and the group's
+// commit are not all copies (records written to the remote topic on
+// eu-west by someone else) is not pinned: it keeps the inverse rule's
+// answer, one past the sync (may re-read, never skips).
+func TestReverseCheckpointPinKeepsTheRuleOnForeignRecords(t *testing.T) {
+	p := newClusterPair(t)
+	topic := testkit.Name("orders")
+	remote := "us-east." + topic
+	p.CreateTopic(t, "us-east", topic, 1, nil)
+	p.Produce(t, "us-east", sampleRecords(topic, 1, 300)...)
+	f := testFlow("us-east", "eu-west")
+	f.Topics.Include = mustList(t, "topics", topic)
+	f.ReverseCheckpoints = true
+	runOnce(t, p, f) // syncs at 0, 202 and 299
+	var foreign []*kgo.Record
+	for i := 0; i < 10; i++ {
+		foreign = append(foreign, &kgo.Record{Topic: remote, Value: []byte(fmt.Sprint("not-a-copy-", i))})
+	}
+	p.Produce(t, "eu-west", foreign...) // remote offsets 300..309
+	g := testkit.Name("g")
+	p.Commit(t, "eu-west", g, map[string]map[int32]int64{remote: {0: 305}})
+	runOnce(t, p, f)
+	cks, _, _ := p.reverseCheckpoints(t)
+	ck, ok := cks[g+"/"+topic+"/0"]
+	if !ok || ck.UpstreamOffset != 305 || ck.DownstreamOffset != 300 {
+		t.Fatalf("reverse checkpoint %+v (found %v), want 305->300: the rule's answer, one past the sync 299->299", ck, ok)
 	}
 }
