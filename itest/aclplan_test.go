@@ -35,7 +35,8 @@ import (
 // both clusters for the test). Each gets exactly the plan's bindings, and
 // every operation of the enabled features succeeds: the mirror's replicate
 // --once runs and ACL sync as the app user, then translate (checkpoint and
-// auto mode), failover --apply --verify and lag as the failover principal.
+// auto mode), a planned failover with a write fence, fence status and
+// remove, a restore, a drill and lag as the failover principal.
 // Then, for each binding in turn, the principals get every binding but
 // that one, and some operation fails (minimality). It prints the table
 // binding -> operation that failed. It runs for the default offset-syncs
@@ -100,7 +101,9 @@ var aclOperations = []aclOperation{
 	{"replicate --once (after partition growth and a config change: resume from progress, reload checkpoints, grow, sync configs)", opReplicateSecond},
 	{"sync.topic.acls (replicate.SyncTopicACLs)", opSyncACLs},
 	{"translate --mode checkpoint, then auto (failover principal)", opTranslate},
-	{"failover --apply --verify (failover principal)", opFailover},
+	{"failover apply --type planned --fence-principal, fence status, fence remove (failover principal)", opFailover},
+	{"failover apply --type restore (failover principal)", opRestore},
+	{"failover drill --type planned (failover principal)", opDrill},
 	{"lag (failover principal)", opLag},
 }
 
@@ -227,8 +230,10 @@ func aclProof(t *testing.T, loc string) {
 	}
 	if loc == replicate.LocationTarget {
 		for _, bd := range base.plan {
-			if bd.Cluster == base.east && (bd.Operation == aclplan.OpWrite || bd.Operation == aclplan.OpCreate || bd.Operation == aclplan.OpAlter) {
-				t.Errorf("offset-syncs on the target, yet the plan writes to the source: %s", bd)
+			// The mirror's principal; the operators' fence is a write on
+			// the source by design (CLUSTER ALTER, acl-plan --no-fence).
+			if bd.Principal == e.principal && bd.Cluster == base.east && (bd.Operation == aclplan.OpWrite || bd.Operation == aclplan.OpCreate || bd.Operation == aclplan.OpAlter) {
+				t.Errorf("offset-syncs on the target, yet the plan has the mirror write to the source: %s", bd)
 			}
 		}
 	}
@@ -836,23 +841,9 @@ func opTranslate(ctx context.Context, e *aclEnv, r *aclRun) error {
 	return nil
 }
 
-// opFailover moves the source group ahead of what sync.group.offsets
-// committed on the target (15, 15 and 3 on partitions 0, 1 and 2), then
-// fails it over with --apply --verify: three partitions must be committed
-// and verified.
-func opFailover(ctx context.Context, e *aclEnv, r *aclRun) error {
-	offs := kadm.Offsets{}
-	offs.AddOffset(r.topic, 0, 15, -1)
-	offs.AddOffset(r.topic, 1, 15, -1)
-	offs.AddOffset(r.topic, 2, 3, -1)
-	if _, err := kadm.NewClient(e.eastPlain).CommitOffsets(ctx, r.group, offs); err != nil {
-		return fmt.Errorf("setup: %w", err)
-	}
-	out, err := failoverCLI(ctx, r, "failover", "--audit-log", r.audit, "--group", r.group, "--apply", "--verify")
-	if err != nil {
-		return err
-	}
-	var res struct {
+// verbResult is the part of the failover verbs' JSON the proofs read.
+type verbResult struct {
+	Plans []struct {
 		Applied bool `json:"applied"`
 		Groups  []struct {
 			Group      string `json:"group"`
@@ -862,23 +853,109 @@ func opFailover(ctx context.Context, e *aclEnv, r *aclRun) error {
 				Verified  *bool  `json:"verified"`
 			} `json:"partitions"`
 		} `json:"groups"`
-	}
+	} `json:"plans"`
+	Evidence *struct {
+		Passed   bool `json:"passed"`
+		Verified int  `json:"verified"`
+	} `json:"evidence"`
+}
+
+// committedVerified counts the partitions of group committed and verified
+// in out, the JSON of a failover verb.
+func committedVerified(out, group string) (int, error) {
+	var res verbResult
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
-		return fmt.Errorf("decoding %q: %w", out, err)
+		return 0, fmt.Errorf("decoding %q: %w", out, err)
 	}
 	done := 0
-	for _, g := range res.Groups {
-		for _, p := range g.Partitions {
-			if g.Group == r.group && p.Outcome == "committed" && p.Verified != nil && *p.Verified {
-				done++
+	for _, pl := range res.Plans {
+		for _, g := range pl.Groups {
+			for _, p := range g.Partitions {
+				if g.Group == group && p.Outcome == "committed" && p.Verified != nil && *p.Verified {
+					done++
+				}
 			}
 		}
 	}
-	if !res.Applied || done != 3 {
-		return fmt.Errorf("%d partitions committed and verified, want 3: %s", done, out)
+	if res.Evidence == nil || !res.Evidence.Passed {
+		return done, fmt.Errorf("no passed evidence: %s", out)
+	}
+	return done, nil
+}
+
+// opFailover moves the source group ahead of what sync.group.offsets
+// committed on the target (15, 15 and 3 on partitions 0, 1 and 2), then
+// runs a planned failover with a write fence (of a principal that does not
+// write: the rights are what is proven here): three partitions must be
+// committed and verified; then fence status lists the binding and fence
+// remove deletes it.
+func opFailover(ctx context.Context, e *aclEnv, r *aclRun) error {
+	offs := kadm.Offsets{}
+	offs.AddOffset(r.topic, 0, 15, -1)
+	offs.AddOffset(r.topic, 1, 15, -1)
+	offs.AddOffset(r.topic, 2, 3, -1)
+	if _, err := kadm.NewClient(e.eastPlain).CommitOffsets(ctx, r.group, offs); err != nil {
+		return fmt.Errorf("setup: %w", err)
+	}
+	fenced := "User:fenced-" + r.u
+	out, err := failoverCLI(ctx, r, "failover", "apply", "--type", "planned", "--audit-log", r.audit, "--group", r.group,
+		"--fence-principal", fenced, "--settle", "300ms", "--drain", "30s", "--evidence-dir", e.t.TempDir(), "--yes")
+	if err != nil {
+		return err
+	}
+	if done, err := committedVerified(out, r.group); err != nil || done != 3 {
+		return fmt.Errorf("%d partitions committed and verified, want 3 (%v): %s", done, err, out)
 	}
 	if audit, err := os.ReadFile(r.audit); err != nil || !strings.Contains(string(audit), r.group) {
 		return fmt.Errorf("no audit entry for the commits in %s: %v", r.audit, err)
+	}
+	out, err = failoverCLI(ctx, r, "fence", "status", "--group", r.group)
+	if err != nil {
+		return err
+	}
+	var st struct {
+		Bindings []struct {
+			Principal string `json:"principal"`
+			Topic     string `json:"topic"`
+		} `json:"bindings"`
+	}
+	if err := json.Unmarshal([]byte(out), &st); err != nil || len(st.Bindings) != 1 || st.Bindings[0].Principal != fenced || st.Bindings[0].Topic != r.topic {
+		return fmt.Errorf("fence status: want one binding of %s on %s (%v): %s", fenced, r.topic, err, out)
+	}
+	_, err = failoverCLI(ctx, r, "fence", "remove", "--audit-log", r.audit, "--principal", fenced, "--group", r.group)
+	return err
+}
+
+// opRestore moves the group on the target ahead (18, 18 and 4), then fails
+// it back: three partitions committed on the source and verified.
+func opRestore(ctx context.Context, e *aclEnv, r *aclRun) error {
+	offs := kadm.Offsets{}
+	offs.AddOffset(r.remote, 0, 18, -1)
+	offs.AddOffset(r.remote, 1, 18, -1)
+	offs.AddOffset(r.remote, 2, 4, -1)
+	if _, err := kadm.NewClient(e.westPlain).CommitOffsets(ctx, r.group, offs); err != nil {
+		return fmt.Errorf("setup: %w", err)
+	}
+	out, err := failoverCLI(ctx, r, "failover", "apply", "--type", "restore", "--audit-log", r.audit, "--group", r.group, "--evidence-dir", e.t.TempDir(), "--yes")
+	if err != nil {
+		return err
+	}
+	if done, err := committedVerified(out, r.group); err != nil || done != 3 {
+		return fmt.Errorf("%d partitions committed on %s and verified, want 3 (%v): %s", done, r.east, err, out)
+	}
+	return nil
+}
+
+// opDrill rehearses a planned failover on the shadow groups: it passes
+// (every shadow partition verified, the shadows deleted).
+func opDrill(ctx context.Context, e *aclEnv, r *aclRun) error {
+	out, err := failoverCLI(ctx, r, "failover", "drill", "--type", "planned", "--audit-log", r.audit, "--group", r.group, "--evidence-dir", e.t.TempDir())
+	if err != nil {
+		return err
+	}
+	var res verbResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil || res.Evidence == nil || !res.Evidence.Passed || res.Evidence.Verified != 3 {
+		return fmt.Errorf("drill: want passed evidence with 3 partitions verified (%v): %s", err, out)
 	}
 	return nil
 }

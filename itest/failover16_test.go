@@ -61,15 +61,18 @@ func commitsOf(ctx context.Context, t *testing.T, adm *kadm.Client, group string
 	return out
 }
 
-// The write fence on real brokers, through the command: while an
-// application (User:replicator, over SASL_SSL) produces to orders on
-// us-east and `mirrorctl replicate` runs, `failover --fence-principal
-// User:replicator --apply --verify` denies it WRITE, waits for the end
-// offsets to stop, drains and commits (exit 0, audited as "failover fence");
-// the producer is refused with TOPIC_AUTHORIZATION_FAILED; every record it
-// had acknowledged is in the source log and reaches eu-west; `failover
-// --unfence` lets it write again.
-func TestFenceCommandOnRealKafka(t *testing.T) {
+// A planned failover with a write fence on real brokers: while an
+// application (User:replicator, over SASL_SSL, StandardAuthorizer) produces
+// to orders on us-east and `mirrorctl replicate` runs, `failover apply
+// --type planned --fence-principal User:replicator` denies it WRITE, proves
+// the end offsets quiet and mirrored, and commits the group's exact
+// positions (20 and 20) on eu-west; the producer is refused with
+// TOPIC_AUTHORIZATION_FAILED; every record it had acknowledged is in the
+// source log and reaches eu-west; the evidence says RPO 0, proven by the
+// fence, with the quiet end offsets equal to the source's, both partitions
+// verified and its audit operations in the log; `fence status` lists the
+// binding, and after `fence remove` the application writes again.
+func TestPlannedFailoverWithFenceOnRealKafka(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	u := uniq(t)
@@ -149,10 +152,10 @@ func TestFenceCommandOnRealKafka(t *testing.T) {
 	}()
 
 	auditLog := filepath.Join(t.TempDir(), "audit.jsonl")
-	code, stdout, stderr := mirrorctl(t, "-c", cfg, "--audit-log", auditLog, "failover", "--group", group,
-		"--fence-principal", principal, "--wait-caught-up", "2m", "--apply", "--verify", "--yes")
+	code, stdout, stderr := mirrorctl(t, "-c", cfg, "--audit-log", auditLog, "failover", "apply", "--type", "planned", "--group", group,
+		"--fence-principal", principal, "--settle", "2s", "--drain", "2m", "--evidence-dir", t.TempDir(), "--yes", "-o", "json")
 	if code != 0 {
-		t.Fatalf("failover --fence-principal: exit %d\n%s\n%s", code, stdout, stderr)
+		t.Fatalf("failover apply --type planned --fence-principal: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	var perr error
 	select {
@@ -184,31 +187,42 @@ func TestFenceCommandOnRealKafka(t *testing.T) {
 			t.Fatalf("acknowledged record %s is not on eu-west", v)
 		}
 	}
-	if got := commitsOf(ctx, t, wadm, group); len(got) != 2 {
-		t.Fatalf("group %s on eu-west: %v, want both partitions committed", group, got)
+	if got := commitsOf(ctx, t, wadm, group); fmt.Sprint(got) != fmt.Sprintf("[%s[0]=20 %[1]s[1]=20]", remote) {
+		t.Fatalf("group %s on eu-west: %v, want 20 and 20", group, got)
 	}
+	ev := readEvidence(t, stdout)
+	ends := ev.Quiescence.Ends[topic]
+	if !ev.Passed || ev.Type != "planned" || !ev.RPO.Proven || ev.RPO.Records != 0 || ev.Quiescence.Method != "fence" ||
+		ends["0"]+ends["1"] != 40+n || ev.Verified != 2 || ev.Failed != 0 || fmt.Sprint(ev.after()) != "[20 20]" || len(ev.AuditOps) != 2 {
+		t.Fatalf("evidence: passed %v type %s RPO %+v quiescence %+v ends %v (want %d) verified %d failed %d after %v ops %v",
+			ev.Passed, ev.Type, ev.RPO, ev.Quiescence, ends, 40+n, ev.Verified, ev.Failed, ev.after(), ev.AuditOps)
+	}
+	t.Logf("planned failover with a fence: RTO %d ms; %s", ev.RTOMs, ev.RPO.How)
 	entries, err := audit.Read(auditLog)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var fenced bool
+	ops := map[string]string{}
 	for _, e := range entries {
-		if e.Command == "failover fence" && e.Kind == audit.KindEnd && e.Status == audit.StatusOK {
-			fenced = true
+		if e.Kind == audit.KindEnd && e.Status == audit.StatusOK {
+			ops[e.Op] = e.Command
 		}
 	}
-	if !fenced {
-		t.Fatalf("no ok 'failover fence' end entry in the audit log: %+v", entries)
+	if ops[ev.AuditOps[0]] != "fence add" || ops[ev.AuditOps[1]] != "failover apply" {
+		t.Fatalf("the evidence's audit operations %v are not ok 'fence add' and 'failover apply' ends in the log: %v", ev.AuditOps, ops)
 	}
 
-	// The documented command removes the fence.
-	code, _, stderr = mirrorctl(t, "-c", cfg, "--audit-log", auditLog, "failover", "--group", group, "--unfence", "--fence-principal", principal)
+	code, stdout, _ = mirrorctl(t, "-c", cfg, "fence", "status", "--group", group)
+	if code != 0 || !strings.Contains(stdout, principal+"\t"+topic+"\tLITERAL\t*") {
+		t.Fatalf("fence status: exit %d %q", code, stdout)
+	}
+	code, _, stderr = mirrorctl(t, "-c", cfg, "--audit-log", auditLog, "fence", "remove", "--principal", principal, "--group", group)
 	if code != 0 {
-		t.Fatalf("--unfence: exit %d %s", code, stderr)
+		t.Fatalf("fence remove: exit %d %s", code, stderr)
 	}
 	app2 := newClient(t, eastSASL, append(saslOpts(t, appUser, appPass), kgo.DefaultProduceTopic(topic), kgo.DisableIdempotentWrite())...)
-	if err := app2.ProduceSync(ctx, &kgo.Record{Value: []byte("after-unfence")}).FirstErr(); err != nil {
-		t.Fatalf("after --unfence the application still cannot write: %v", err)
+	if err := app2.ProduceSync(ctx, &kgo.Record{Value: []byte("after-fence-remove")}).FirstErr(); err != nil {
+		t.Fatalf("after fence remove the application still cannot write: %v", err)
 	}
 }
 

@@ -3,12 +3,14 @@ package failover_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mirrorctl/mirrorctl/audit"
 )
@@ -269,7 +271,7 @@ func TestFailoverRestoreVerb(t *testing.T) {
 	east, west := e.Admin(t, "us-east"), e.Admin(t, "eu-west")
 	e.Commit(t, "eu-west", "billing", map[string]map[int32]int64{"us-east.orders": {0: 8, 1: 8}})
 
-	code, stdout, stderr := e.run(t, "failover", "apply", "--type", "restore", "--group", "billing", "--evidence-dir", t.TempDir(), "--yes", "-o", "json")
+	code, stdout, stderr := e.run(t, "failover", "apply", "--type", "restore", "--source", "us-east", "--target", "eu-west", "--group", "billing", "--evidence-dir", t.TempDir(), "--yes", "-o", "json")
 	d := decodeVerb(t, stdout)
 	if code != 0 || d.Type != "restore" || d.Evidence == nil || !d.Evidence.Passed || d.Evidence.Verified != 2 || !d.RPO.Proven || d.Duplicates != 0 {
 		t.Fatalf("restore: exit %d\n%s\n%s", code, stdout, stderr)
@@ -333,5 +335,51 @@ func TestFailoverVerbFlags(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, tt.want) {
 			t.Errorf("%v: exit %d %q, want 2 and %q", tt.args, code, stderr, tt.want)
 		}
+	}
+}
+
+// A restore with a reverse flow (eu-west->us-east enabled): billing read
+// us-east.orders and eu-west's own payments on eu-west. The restore moves
+// both back to us-east, orders by the failback and eu-west.payments along
+// the reverse flow; while the reverse flow has not copied what billing
+// consumed of payments it is refused (exit 3, nothing committed), and once
+// it has, both commit exactly.
+func TestFailoverRestoreVerbReverseFlow(t *testing.T) {
+	e := newEnvWith(t, "eu-west->us-east.enabled = true\n")
+	e.CreateTopic(t, "eu-west", "payments", 1, nil)
+	var pay []*kgo.Record
+	for i := 0; i < 10; i++ {
+		pay = append(pay, &kgo.Record{Topic: "payments", Value: []byte(fmt.Sprint("pay-", i))})
+	}
+	e.Produce(t, "eu-west", pay...)
+	seed(t, e, 2, 10, map[string]int64{"billing": 4})
+	east := e.Admin(t, "us-east")
+	more := []*kgo.Record{}
+	for i := 10; i < 15; i++ {
+		more = append(more, &kgo.Record{Topic: "payments", Value: []byte(fmt.Sprint("pay-", i))})
+	}
+	e.Produce(t, "eu-west", more...)
+	e.Commit(t, "eu-west", "billing", map[string]map[int32]int64{"us-east.orders": {0: 8, 1: 8}, "payments": {0: 12}})
+
+	code, stdout, stderr := e.run(t, "failover", "apply", "--type", "restore", "--source", "us-east", "--target", "eu-west", "--group", "billing", "--evidence-dir", t.TempDir(), "--yes")
+	if code != 3 || !strings.Contains(stderr, "the reverse flow eu-west->us-east has not copied back what group billing consumed on eu-west") {
+		t.Fatalf("restore with the reverse flow behind: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if got := offsetsOf(t, east, "billing", "orders", 2); !equal(got, []int64{4, 4}) {
+		t.Fatalf("a refused restore moved billing on us-east: %v", got)
+	}
+	if code, _, stderr := e.run(t, "replicate", "--once"); code != 0 {
+		t.Fatalf("replicate --once: %d %s", code, stderr)
+	}
+	code, stdout, stderr = e.run(t, "failover", "apply", "--type", "restore", "--source", "us-east", "--target", "eu-west", "--group", "billing", "--evidence-dir", t.TempDir(), "--yes", "-o", "json")
+	d := decodeVerb(t, stdout)
+	if code != 0 || d.Evidence == nil || !d.Evidence.Passed || len(d.Plans) != 2 || d.Duplicates != 0 {
+		t.Fatalf("restore: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if got := offsetsOf(t, east, "billing", "orders", 2); !equal(got, []int64{8, 8}) {
+		t.Fatalf("billing orders on us-east at %v, want [8 8]", got)
+	}
+	if got := offsetsOf(t, east, "billing", "eu-west.payments", 1); !equal(got, []int64{12}) {
+		t.Fatalf("billing eu-west.payments on us-east at %v, want [12]", got)
 	}
 }
