@@ -151,6 +151,28 @@ type Bound struct {
 	NotMirroredMin int64 `json:"not_mirrored_min"`
 }
 
+// PrepareSaved is [Engine.Prepare] for a plan saved earlier and restored
+// ([Engine.Restore]): its procedure of opts.Type (planned or unplanned;
+// restore plans are applied as failbacks) with the recovery point and
+// bounds established now, after the quiescence q of a planned one.
+func (e *Engine) PrepareSaved(ctx context.Context, opts ProcedureOptions, q *Quiescence, plan *Plan) (*Procedure, error) {
+	p := &Procedure{Type: opts.Type, StartedAt: e.now().UTC(), Quiescence: q}
+	if q != nil && !q.StartedAt.IsZero() {
+		p.StartedAt = q.StartedAt
+	}
+	switch {
+	case plan.Direction == Failback || opts.Type == TypeRestore:
+		p.Type, p.Plans = TypeRestore, []*Plan{plan}
+		p.RPO = RPO{Proven: true, How: failbackHow}
+		return p, nil
+	case opts.Type == TypeUnplanned:
+		return p, e.unplannedBounds(ctx, p, plan)
+	}
+	return p, e.plannedRPO(ctx, p, plan)
+}
+
+const failbackHow = "failback loses nothing: the records the flow has not copied are on the source, where the groups resume"
+
 // ErrSourceUp is returned (wrapped) by an unplanned failover whose source
 // answers: a planned failover would prove what it loses.
 var ErrSourceUp = errors.New("the source cluster answers")
@@ -191,6 +213,12 @@ func (e *Engine) preparePlanned(ctx context.Context, opts ProcedureOptions, p *P
 	if err != nil {
 		return err
 	}
+	return e.plannedRPO(ctx, p, plan)
+}
+
+// plannedRPO sets plan as p's and its recovery point: what the target
+// lacks of the plan's source topics now, proven 0 after a quiescence.
+func (e *Engine) plannedRPO(ctx context.Context, p *Procedure, plan *Plan) error {
 	p.Plans = []*Plan{plan}
 	ages, behind, err := e.lagOf(ctx, setOf(FenceTopics(plan)))
 	if err != nil {
@@ -374,6 +402,11 @@ func (e *Engine) prepareUnplanned(ctx context.Context, opts ProcedureOptions, p 
 	if err != nil {
 		return err
 	}
+	return e.unplannedBounds(ctx, p, plan)
+}
+
+// unplannedBounds sets plan as p's and bounds each of its partitions.
+func (e *Engine) unplannedBounds(ctx context.Context, p *Procedure, plan *Plan) error {
 	p.Plans = []*Plan{plan}
 	ends, err := e.targetEnds(ctx, plan)
 	if err != nil {
@@ -480,8 +513,7 @@ func (e *Engine) prepareRestore(ctx context.Context, opts ProcedureOptions, p *P
 			}
 		}
 	}
-	p.RPO.Proven = true
-	p.RPO.How = "failback loses nothing: the records the flow has not copied are on the source, where the groups resume"
+	p.RPO = RPO{Proven: true, How: failbackHow}
 	if opts.Reverse == nil {
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mirrorctl/mirrorctl/replicate/mm2"
@@ -140,38 +141,7 @@ func (r *reverseCheckpointer) emit(ctx context.Context) (int, error) {
 			errs = append(errs, fmt.Errorf("flow %s: reverse checkpoints: fetch offsets of group %s on %s: %w", c.cfg.Name(), g, c.cfg.Target, resp.Err))
 			continue
 		}
-		var grecs []*kgo.Record
-		var gerr error
-		for _, o := range resp.Fetched.Sorted() {
-			up, ok := c.cfg.ReverseSourceTopic(o.Topic)
-			if !ok {
-				continue
-			}
-			if o.Err != nil {
-				// One unreadable partition: the group's records are not
-				// refreshed at all, so none looks current (fail closed).
-				gerr = fmt.Errorf("flow %s: reverse checkpoints: fetch offset of group %s %s[%d] on %s: %w", c.cfg.Name(), g, o.Topic, o.Partition, c.cfg.Target, o.Err)
-				break
-			}
-			if o.At < 0 {
-				continue
-			}
-			u, ok := pins.upstream(ctx, up, o.Topic, o.Partition, o.At)
-			if !ok {
-				continue // no offset sync at or below the commit: no safe answer
-			}
-			ck := mm2.Checkpoint{Group: g, Topic: up, Partition: o.Partition, UpstreamOffset: o.At, DownstreamOffset: u, Metadata: o.Metadata}
-			k, err := ck.MarshalKey()
-			if err == nil {
-				var v []byte
-				if v, err = ck.MarshalValue(); err == nil {
-					grecs = append(grecs, &kgo.Record{Topic: r.topic, Partition: 0, Key: k, Value: v, Timestamp: listedAt})
-					continue
-				}
-			}
-			gerr = fmt.Errorf("flow %s: reverse checkpoint for group %s: %w", c.cfg.Name(), g, err)
-			break
-		}
+		grecs, gerr := r.groupRecords(ctx, pins, g, resp.Fetched, listedAt)
 		if gerr != nil {
 			errs = append(errs, gerr)
 			continue
@@ -190,6 +160,42 @@ func (r *reverseCheckpointer) emit(ctx context.Context) (int, error) {
 		written++
 	}
 	return written, errors.Join(errs...)
+}
+
+// groupRecords translates group g's commits on the flow's remote topics
+// (fetched on the target) back to the source and returns its reverse
+// checkpoint records; one unreadable partition is an error and no record
+// (none of the group's looks current then: fail closed).
+func (r *reverseCheckpointer) groupRecords(ctx context.Context, pins *reversePins, g string, fetched kadm.OffsetResponses, listedAt time.Time) ([]*kgo.Record, error) {
+	c := r.c
+	var out []*kgo.Record
+	for _, o := range fetched.Sorted() {
+		up, ok := c.cfg.ReverseSourceTopic(o.Topic)
+		if !ok {
+			continue
+		}
+		if o.Err != nil {
+			return nil, fmt.Errorf("flow %s: reverse checkpoints: fetch offset of group %s %s[%d] on %s: %w", c.cfg.Name(), g, o.Topic, o.Partition, c.cfg.Target, o.Err)
+		}
+		if o.At < 0 {
+			continue
+		}
+		u, ok := pins.upstream(ctx, up, o.Topic, o.Partition, o.At)
+		if !ok {
+			continue // no offset sync at or below the commit: no safe answer
+		}
+		ck := mm2.Checkpoint{Group: g, Topic: up, Partition: o.Partition, UpstreamOffset: o.At, DownstreamOffset: u, Metadata: o.Metadata}
+		k, err := ck.MarshalKey()
+		var v []byte
+		if err == nil {
+			v, err = ck.MarshalValue()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("flow %s: reverse checkpoint for group %s: %w", c.cfg.Name(), g, err)
+		}
+		out = append(out, &kgo.Record{Topic: r.topic, Partition: 0, Key: k, Value: v, Timestamp: listedAt})
+	}
+	return out, nil
 }
 
 // run emits reverse checkpoints every emit.checkpoints.interval.seconds

@@ -95,45 +95,26 @@ const exitStatus = "EXIT STATUS\n\n" +
 func NewCmdFailover(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 	opts := newOptions(f, false)
 	cmd := &cobra.Command{
-		Use:   "failover --source <alias> --target <alias> {--group <name>... | --groups <regex>} [--apply] [--verify]",
-		Short: "Move consumer groups to the target cluster at their translated offsets",
-		Long: "Translate each group's committed source offsets to the target (see `mirrorctl\n" +
-			"translate`) and print the plan: per partition the source offset, the translated\n" +
-			"offset, the group's current offset on the target, the action and the records a\n" +
-			"consumer will read again. Without --apply nothing changes.\n\n" +
-			"Prechecks: the group must be Empty or absent on the target; with --max-lag,\n" +
-			"replication lag on its topics must be under it; checkpoint-mode rows must be\n" +
-			"younger than --checkpoint-max-age (default 3 x emit.checkpoints.interval.seconds).\n\n" +
-			"--apply commits on the target (no leader epoch), re-checking the group state\n" +
-			"right before each group's commit, never lowering a committed offset unless\n" +
-			"--allow-rewind, and reports every partition's outcome. A re-run says unchanged.\n" +
-			"On a terminal it asks first unless --yes; it never prompts when stdin is not a\n" +
-			"terminal. Commits are recorded in the audit log (--audit-log).\n\n" +
-			"--verify compares the target record at each committed offset with the source\n" +
-			"record at the group's position (timestamp, key, value, header digest).\n\n" +
-			"--wait-caught-up DURATION drains first (a planned failover, consumers stopped):\n" +
-			"it waits until each group's source position is replicated (an exact translation,\n" +
-			"the target holding the copy of the next record) and refuses the groups still\n" +
-			"behind when the time is up, naming what is missing (exit 3).\n\n" +
-			"--fence-principal P (with --apply, an authorizer on the source) first adds\n" +
-			"DENY WRITE bindings for P on the groups' source topics, waits until their end\n" +
-			"offsets stop moving, drains (--wait-caught-up, default 2m) and then commits;\n" +
-			"the fence is audited and stays until --unfence --fence-principal P removes it.\n\n" +
-			"--drill runs the whole procedure against shadow groups on the target (group +\n" +
-			"--drill-suffix, default .mirrorctl-drill), verifies every committed position\n" +
-			"record by record, measures the RPO (records and time not yet mirrored) and the\n" +
-			"RTO (wall time), writes the evidence to --drill-report (JSON and Markdown) and\n" +
-			"deletes the shadow groups; the real groups are never touched. Exit 3 unless\n" +
-			"every partition passed.\n\n" +
-			"--plan-out FILE saves the plan with the state it was made from (each group's\n" +
-			"state and commits on both clusters); --from-plan FILE --apply applies exactly\n" +
-			"that plan later and refuses every group whose state changed in between.\n\n" + exitStatus,
-		Example: "$ mirrorctl failover --source us-east --target eu-west --group billing\n" +
-			"$ mirrorctl failover --group billing --group ledger --plan-out cutover.json\n" +
-			"$ mirrorctl failover --from-plan cutover.json --apply --verify --yes\n" +
-			"$ mirrorctl failover --group billing --drill --drill-report evidence/\n" +
-			"$ mirrorctl failover --source us-east --target eu-west --group billing --apply --verify --yes\n" +
-			"$ mirrorctl failover --source us-east --target eu-west --groups 'billing-.*' --mode checkpoint --apply -o json",
+		Use:   "failover {plan | apply | verify | drill} --type <planned|unplanned|restore> ...",
+		Short: "Move consumer groups to the target cluster (or back), by the situation's type",
+		Long: "Fail consumer groups over to the target at their translated positions, or back\n" +
+			"(restore), with a plan first and evidence after. Name the situation:\n\n" + typeHelp + "\n" +
+			"  mirrorctl failover plan    what a failover would commit, and what it would lose\n" +
+			"  mirrorctl failover apply   do it; write the evidence (JSON and Markdown)\n" +
+			"  mirrorctl failover verify  compare the committed positions record by record\n" +
+			"  mirrorctl failover drill   rehearse it on shadow groups\n" +
+			"  mirrorctl fence            stop (or allow again) writes to the source topics\n\n" +
+			"The flags of `mirrorctl failover` itself (--apply, --verify, --drill,\n" +
+			"--fence-principal, --unfence, --wait-caught-up, --plan-out, --from-plan) are the\n" +
+			"old spellings, kept for scripts: each run prints one deprecation line naming the\n" +
+			"verb that replaces it. Without --apply they plan and change nothing; --apply\n" +
+			"commits only to groups absent or Empty on the target, never lowering an offset\n" +
+			"unless --allow-rewind, audited.\n\n" + exitStatus,
+		Example: "$ mirrorctl failover plan --type planned --group billing\n" +
+			"$ mirrorctl failover apply --type planned --group billing --fence-principal User:billing-app --yes\n" +
+			"$ mirrorctl failover apply --type unplanned --group billing --yes\n" +
+			"$ mirrorctl failover apply --type restore --group billing --yes\n" +
+			"$ mirrorctl failover drill --type planned --groups 'billing-.*'",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return run(cmd, opts, runF) },
 	}
@@ -155,8 +136,10 @@ func NewCmdFailback(f *cmdutil.Factory, runF func(*Options) error) *cobra.Comman
 	opts := newOptions(f, true)
 	cmd := &cobra.Command{
 		Use:   "failback --source <alias> --target <alias> {--group <name>... | --groups <regex>} [--apply] [--verify]",
-		Short: "Move consumer groups back from the target cluster to the source",
-		Long: "The way back after a failover: translate each group's committed offsets on the\n" +
+		Short: "Move consumer groups back to the source (old spelling of failover --type restore)",
+		Long: "The old spelling of `mirrorctl failover plan|apply|verify --type restore`, kept\n" +
+			"for scripts (each run prints one deprecation line).\n\n" +
+			"The way back after a failover: translate each group's committed offsets on the\n" +
 			"target's remote topics (us-east.orders on eu-west) to the source topics (orders\n" +
 			"on us-east), exactly by content where the source answers, otherwise with the\n" +
 			"conservative inverse of the flow's offset syncs (the newest sync whose\n" +
@@ -499,38 +482,49 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 // since it was saved (failover.Engine.Restore) and goes on as a plan made
 // now would.
 func runFromPlan(ctx context.Context, opts *Options) error {
+	eng, cfg, plan, err := loadSavedPlan(ctx, opts)
+	if err != nil {
+		return err
+	}
+	return execute(ctx, opts, eng, cfg, plan)
+}
+
+// loadSavedPlan reads the plan saved in opts.FromPlan and restores it
+// against the clusters now (failover.Engine.Restore): groups whose state
+// changed since are refused.
+func loadSavedPlan(ctx context.Context, opts *Options) (*failover.Engine, *config.Config, *failover.Plan, error) {
 	f, err := os.Open(opts.FromPlan)
 	if err != nil {
-		return cmdutil.FlagErrorf("--from-plan: %v", err)
+		return nil, nil, nil, cmdutil.FlagErrorf("--from-plan: %v", err)
 	}
 	sp, err := failover.ReadSavedPlan(f)
 	f.Close()
 	if err != nil {
-		return cmdutil.FlagErrorf("--from-plan %s: %v", opts.FromPlan, err)
+		return nil, nil, nil, cmdutil.FlagErrorf("--from-plan %s: %v", opts.FromPlan, err)
 	}
 	if want := map[bool]failover.Direction{false: failover.Failover, true: failover.Failback}[opts.Back]; sp.Plan.Direction != want {
-		return cmdutil.FlagErrorf("--from-plan %s holds a %s plan; run it with mirrorctl %s", opts.FromPlan, sp.Plan.Direction, sp.Plan.Direction)
+		return nil, nil, nil, cmdutil.FlagErrorf("--from-plan %s holds a %s plan; run it with mirrorctl %s", opts.FromPlan, sp.Plan.Direction, sp.Plan.Direction)
 	}
 	if (opts.Source != "" && opts.Source != sp.Plan.Source) || (opts.Target != "" && opts.Target != sp.Plan.Target) {
-		return cmdutil.FlagErrorf("--from-plan %s is for %s->%s, not the --source/--target given", opts.FromPlan, sp.Plan.Source, sp.Plan.Target)
+		return nil, nil, nil, cmdutil.FlagErrorf("--from-plan %s is for %s->%s, not the --source/--target given", opts.FromPlan, sp.Plan.Source, sp.Plan.Target)
 	}
 	groups := make([]string, 0, len(sp.Plan.Groups))
 	for _, g := range sp.Plan.Groups {
 		groups = append(groups, g.Group)
 	}
 	if len(groups) == 0 {
-		return cmdutil.FlagErrorf("--from-plan %s holds no group", opts.FromPlan)
+		return nil, nil, nil, cmdutil.FlagErrorf("--from-plan %s holds no group", opts.FromPlan)
 	}
 	eng, cfg, _, err := cmdutil.SetupFailover(ctx, cmdutil.FailoverSetup{Config: opts.Config, Clients: opts.Clients, Logger: opts.Logger, Now: opts.Now,
 		IO: opts.IO, Source: sp.Plan.Source, Target: sp.Plan.Target, Groups: groups, OnTarget: opts.Back})
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
 	plan, err := eng.Restore(ctx, sp)
 	if err != nil {
-		return fmt.Errorf("--from-plan %s: %w", opts.FromPlan, err)
+		return nil, nil, nil, fmt.Errorf("--from-plan %s: %w", opts.FromPlan, err)
 	}
-	return execute(ctx, opts, eng, cfg, plan)
+	return eng, cfg, plan, nil
 }
 
 // execute confirms, applies, verifies, audits and renders plan.

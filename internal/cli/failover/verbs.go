@@ -199,7 +199,7 @@ func (v *verb) run(cmd *cobra.Command, runF func(*verb) error) error {
 		return cmdutil.FlagErrorf("--allow-behind goes with --type restore")
 	case v.Verb == "drill" && t == failover.TypeRestore:
 		return cmdutil.FlagErrorf("a drill rehearses a failover (planned or unplanned); restore has none")
-	case v.Verb == "apply" && t == failover.TypePlanned && len(v.FencePrincipals) == 0 && !v.ProducersStopped && v.FromPlan == "":
+	case v.Verb == "apply" && t == failover.TypePlanned && len(v.FencePrincipals) == 0 && !v.ProducersStopped:
 		return cmdutil.FlagErrorf("a planned failover stops the source's writes first: --fence-principal <principal> (an authorizer on the source), or --producers-stopped to state they stopped; " +
 			"with the source down use --type unplanned")
 	case v.Settle < 0 || v.Drain < 0 || v.CheckpointMaxAge < 0:
@@ -225,10 +225,10 @@ func (v *verb) run(cmd *cobra.Command, runF func(*verb) error) error {
 
 // exec runs the verb.
 func (v *verb) exec(ctx context.Context) error {
-	if v.FromPlan != "" {
-		return runFromPlan(ctx, v.Options)
-	}
 	t := failover.Type(v.Type)
+	if v.FromPlan != "" {
+		return v.applySaved(ctx, t)
+	}
 	eng, cfg, groups, err := cmdutil.SetupFailover(ctx, cmdutil.FailoverSetup{Config: v.Config, Clients: v.Clients, Logger: v.Logger, Now: v.Now,
 		IO: v.IO, Source: v.Source, Target: v.Target, Groups: v.Groups, GroupsRE: v.GroupsRE, OnTarget: v.Back})
 	if err != nil {
@@ -252,7 +252,36 @@ func (v *verb) exec(ctx context.Context) error {
 	case "drill":
 		return v.drill(ctx, eng, cfg, po)
 	}
-	return v.apply(ctx, engines, cfg, po)
+	return v.apply(ctx, engines, cfg, po, func(q *failover.Quiescence) (*failover.Procedure, error) { return eng.Prepare(ctx, po, q) })
+}
+
+// applySaved applies the plan saved by `failover plan --plan-out`, as a
+// failover of type t (restore for a failback plan): the quiescence of a
+// planned one first, then the saved plan restored against the clusters
+// (groups whose state changed since are refused), its recovery point
+// established now.
+func (v *verb) applySaved(ctx context.Context, t failover.Type) error {
+	eng, cfg, plan, err := loadSavedPlan(ctx, v.Options)
+	if err != nil {
+		return err
+	}
+	var groups []string
+	for _, g := range plan.Groups {
+		groups = append(groups, g.Group)
+	}
+	po := failover.ProcedureOptions{Type: t, PlanOptions: failover.PlanOptions{Groups: groups, AllowRewind: v.AllowRewind, ClampOffsets: v.ClampOffsets},
+		FencePrincipals: v.FencePrincipals, ProducersStopped: v.ProducersStopped, Settle: v.Settle, Drain: v.Drain}
+	return v.apply(ctx, []*failover.Engine{eng}, cfg, po, func(q *failover.Quiescence) (*failover.Procedure, error) {
+		if q != nil {
+			// Restored again after the writes stopped: the saved
+			// positions must still be the groups' own.
+			var err error
+			if _, _, plan, err = loadSavedPlan(ctx, v.Options); err != nil {
+				return nil, err
+			}
+		}
+		return eng.PrepareSaved(ctx, po, q, plan)
+	})
 }
 
 // reverseEngine builds the engine of the reverse flow (target->source) when
@@ -305,7 +334,8 @@ func (v *verb) verify(ctx context.Context, eng *failover.Engine, po failover.Pro
 // restore the reverse flow's): the quiescence of a planned one (audited:
 // its fence is a write), the plans, a confirmation on a terminal, the
 // commits and the verification (audited), and the evidence.
-func (v *verb) apply(ctx context.Context, engines []*failover.Engine, cfg *config.Config, po failover.ProcedureOptions) error {
+func (v *verb) apply(ctx context.Context, engines []*failover.Engine, cfg *config.Config, po failover.ProcedureOptions,
+	prepare func(*failover.Quiescence) (*failover.Procedure, error)) error {
 	eng := engines[0]
 	log, err := v.Audit()
 	if err != nil {
@@ -318,7 +348,7 @@ func (v *verb) apply(ctx context.Context, engines []*failover.Engine, cfg *confi
 			return err
 		}
 	}
-	proc, err := eng.Prepare(ctx, po, q)
+	proc, err := prepare(q)
 	if err != nil {
 		return err
 	}

@@ -383,3 +383,34 @@ func TestFailoverRestoreVerbReverseFlow(t *testing.T) {
 		t.Fatalf("billing eu-west.payments on us-east at %v, want [12]", got)
 	}
 }
+
+// A saved plan applied later writes its evidence too: `failover plan
+// --plan-out` then `failover apply --from-plan --producers-stopped` commits
+// the reviewed positions (4 and 4), RPO 0 proven; a group that moved on the
+// source since is refused (exit 3, nothing committed to it).
+func TestFailoverApplyFromPlanVerb(t *testing.T) {
+	e := newEnv(t)
+	seed(t, e, 2, 10, map[string]int64{"billing": 4, "ledger": 6})
+	west := e.Admin(t, "eu-west")
+	saved := t.TempDir() + "/cutover.json"
+	if code, stdout, stderr := e.run(t, "failover", "plan", "--type", "planned", "--group", "billing", "--group", "ledger", "--plan-out", saved); code != 0 {
+		t.Fatalf("plan --plan-out: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	e.Commit(t, "us-east", "ledger", map[string]map[int32]int64{"orders": {0: 8, 1: 8}})
+	code, stdout, stderr := e.run(t, "failover", "apply", "--from-plan", saved, "--producers-stopped", "--settle", "200ms",
+		"--evidence-dir", t.TempDir(), "--yes", "-o", "json")
+	d := decodeVerb(t, stdout)
+	if code != 3 || d.Evidence == nil || d.Evidence.Passed || !d.RPO.Proven || !strings.Contains(stderr, "ledger") {
+		t.Fatalf("apply --from-plan: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if got := offsetsOf(t, west, "billing", "us-east.orders", 2); !equal(got, []int64{4, 4}) {
+		t.Fatalf("billing on eu-west at %v, want [4 4]", got)
+	}
+	if got := offsetsOf(t, west, "ledger", "us-east.orders", 2); !equal(got, []int64{-1, -1}) {
+		t.Fatalf("ledger moved since the plan, yet committed: %v", got)
+	}
+	code, _, stderr = e.run(t, "failover", "apply", "--from-plan", saved, "--yes")
+	if code != 2 || !strings.Contains(stderr, "--producers-stopped") {
+		t.Fatalf("apply --from-plan with no quiescence: exit %d %s", code, stderr)
+	}
+}
