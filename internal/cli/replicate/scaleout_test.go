@@ -231,6 +231,16 @@ func streamUntil(t *testing.T, e *env, topic string, parts int32, pause time.Dur
 	cl := e.Client(t, "us-east", kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	quit, done := make(chan struct{}), make(chan struct{})
 	n := 0
+	var once sync.Once
+	stop = func() int {
+		once.Do(func() { close(quit) })
+		<-done
+		return n
+	}
+	// A test that fails before it calls stop must not leave the stream
+	// running past its end (its client closed, its t gone): cleanups run
+	// last in first, so this one runs before the client's Close.
+	t.Cleanup(func() { stop() })
 	go func() {
 		defer close(done)
 		for {
@@ -252,11 +262,7 @@ func streamUntil(t *testing.T, e *env, topic string, parts int32, pause time.Dur
 			}
 		}
 	}()
-	return func() int {
-		close(quit)
-		<-done
-		return n
-	}
+	return stop
 }
 
 // awaitCopied waits until every partition of the remote topic holds the

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -78,8 +79,9 @@ func TestStopAfterCrashLoopWithinBudget(t *testing.T) {
 				e.CreateTopic(t, testkit.East, topic, 4, nil)
 				stop := streamUntil(t, e, topic, 4, 20*time.Millisecond)
 				crashLoop(t, e)
+				release := func() {}
 				if when == "held" {
-					holdJoins(t, e, "mirrorctl-us-east-eu-west-leader")
+					release = holdJoins(t, e, "mirrorctl-us-east-eu-west-leader")
 				}
 				p := startProc(t, e, "survivor")
 				waitFor(t, 30*time.Second, "the survivor to start its flow", func() bool {
@@ -117,6 +119,7 @@ func TestStopAfterCrashLoopWithinBudget(t *testing.T) {
 					t.Errorf("exit %d, want 130", p.code)
 				}
 				if when != "copied" {
+					release() // the process that checks the copy joins freely
 					n = stop()
 					q := startProc(t, e, "after")
 					awaitCopied(t, e, remote, 4, n)
@@ -129,15 +132,19 @@ func TestStopAfterCrashLoopWithinBudget(t *testing.T) {
 }
 
 // holdJoins has the target's coordinator answer no JoinGroup of group
-// until the test ends: a join the process is in never completes.
-func holdJoins(t *testing.T, e *env, group string) {
-	release := make(chan struct{})
-	t.Cleanup(func() { close(release) })
+// until release is called or the test ends: a join the process is in never
+// completes. release may be called more than once.
+func holdJoins(t *testing.T, e *env, group string) (release func()) {
+	held := make(chan struct{})
+	var once sync.Once
+	release = func() { once.Do(func() { close(held) }) }
+	t.Cleanup(release)
 	e.West.ControlKey(kmsg.JoinGroup.Int16(), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
 		e.West.KeepControl()
 		if kreq.(*kmsg.JoinGroupRequest).Group == group {
-			e.West.SleepControl(func() { <-release })
+			e.West.SleepControl(func() { <-held })
 		}
 		return nil, nil, false
 	})
+	return release
 }
