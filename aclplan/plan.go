@@ -440,7 +440,7 @@ func (b *builder) flow(f Flow) error {
 		b.addAll(src, p, TypeTopic, rck, OpCreate, "reverse checkpoints: CreateTopics "+rt+" on the source")
 		b.addAll(src, p, TypeTopic, rck, OpWrite, "reverse checkpoints: Produce reverse checkpoints")
 		b.addAll(tgt, p, TypeGroup, groups, OpDescribe, "reverse checkpoints: ListGroups, FindCoordinator and OffsetFetch of the target's groups")
-		b.addAll(tgt, p, TypeTopic, remotes, OpDescribe, "reverse checkpoints: OffsetFetch returns only described topics")
+		b.addAll(tgt, p, TypeTopic, remotes, OpRead, "reverse checkpoints: OffsetFetch returns only described topics; Fetch the copies between an offset sync and a commit to pin the position")
 	}
 	if f.SyncTopicACLs {
 		b.addAll(src, p, TypeCluster, clusterRes, OpDescribe, "sync.topic.acls: DescribeAcls")

@@ -245,8 +245,8 @@ func printKept(ios *iostreams.IOStreams, res Result) {
 	self := invokedAs()
 	for _, c := range []string{
 		"translate --group order-processor",
-		"failover --group order-processor    # the plan; nothing is changed",
-		"failover --group order-processor --apply --yes --verify    # commit it on eu-west, then check",
+		"failover plan --type planned --group order-processor    # the plan; nothing is changed",
+		"failover apply --type planned --group order-processor --producers-stopped --yes    # commit, verify, evidence",
 		"lag",
 		"checkpoints dump --latest",
 		"acl-plan --principal User:mm2 --failover-principal User:ops",

@@ -469,7 +469,7 @@ func (v *verb) drill(ctx context.Context, eng *failover.Engine, cfg *config.Conf
 	rep, derr := eng.Drill(ctx, dopts)
 	proc := &failover.Procedure{Type: po.Type, StartedAt: started.UTC()}
 	if rep != nil {
-		proc.RPO = failover.RPO{Records: rep.RPORecords, Ms: rep.RPOMs, How: fmt.Sprintf("measured at the drill's start: source records not yet on the target (%d partitions)", len(rep.Partitions))}
+		proc.RPO = failover.RPO{Records: rep.RPORecords, Ms: rep.RPOMs, How: fmt.Sprintf("not proven: measured at the drill's start, the source records not yet on the target (%d partitions); the real failover proves its own", len(rep.Partitions))}
 		if rep.Plan != nil {
 			proc.Plans = []*failover.Plan{rep.Plan}
 		}
@@ -521,11 +521,11 @@ func (v *verb) finish(proc *failover.Procedure, ev *failover.Evidence, acted boo
 		plan.Summarize(v.AllowEmpty)
 		printSummary(v.IO, plan)
 	}
-	how := "RPO"
-	if !proc.RPO.Proven {
-		how = "RPO (not proven)"
+	if proc.RPO.Proven {
+		cmdutil.Notef(v.IO, "RPO: %d records, proven: %s", proc.RPO.Records, proc.RPO.How)
+	} else {
+		cmdutil.Notef(v.IO, "RPO: %d records: %s", proc.RPO.Records, proc.RPO.How)
 	}
-	cmdutil.Notef(v.IO, "%s: %d records: %s", how, proc.RPO.Records, proc.RPO.How)
 	if len(paths) > 0 {
 		cmdutil.Notef(v.IO, "evidence: %s", strings.Join(paths, ", "))
 	}
