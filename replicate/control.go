@@ -123,6 +123,9 @@ type progressWriter struct {
 	topic string
 	mu    sync.Mutex // serialises writes
 	first chan struct{}
+	// frozen reports a freeze at a time (freeze.go): a periodic write is
+	// left out then; nil never.
+	frozen func(time.Time) bool
 }
 
 func newProgressWriter(cfg FlowConfig, log *slog.Logger, now func() time.Time) *progressWriter {
@@ -156,6 +159,9 @@ func (p *progressWriter) run(ctx context.Context, tasks *taskSet) {
 			case <-time.After(firstWriteDelay):
 			}
 		case <-t.C:
+		}
+		if p.frozen != nil && p.frozen(p.now()) {
+			continue // the tasks are released without progress (freeze.go)
 		}
 		if err := p.write(ctx, tasks.all()); err != nil && ctx.Err() == nil {
 			p.log.Warn("progress not written", "err", err)

@@ -75,6 +75,18 @@ func (g *freezeGuard) frozen(now time.Time) bool {
 	return now.UnixNano()-g.last.Load() > int64(g.limit)
 }
 
+// frozenAt reports whether the process is in a freeze at now: one seen
+// before, or a gap the guard has not noticed yet (then it is noticed now).
+// The progress writer asks before each periodic write: a zombie's write
+// of its old positions would land after the new owners' and send them
+// back.
+func (w *worker) frozenAt(now time.Time) bool {
+	if w.freeze.frozen(now) {
+		w.freezeDetected(now)
+	}
+	return w.freeze.suspect.Load()
+}
+
 // runFreezeGuard ticks until ctx ends.
 func (w *worker) runFreezeGuard(ctx context.Context) {
 	t := time.NewTicker(freezeTick)

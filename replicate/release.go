@@ -34,8 +34,9 @@ func (w *worker) release(ctx context.Context, parts map[string][]int32, handover
 	if len(gone) == 0 {
 		// A freeze seen after the group took every partition (the lost
 		// callback ran first on waking) has no task left to release:
-		// it ends here, or the tasks of the next join copy nothing.
-		if w.tasks.count() == 0 {
+		// it ends here, or the tasks of the next join copy nothing. A
+		// release still draining its tasks ends it itself.
+		if w.tasks.settled() {
 			w.freezeCleared()
 		}
 		return
@@ -82,7 +83,7 @@ func (w *worker) release(ctx context.Context, parts map[string][]int32, handover
 		w.log.Info("partition task released", "topic", t.src.topic, "partition", t.src.partition, "position", t.ackedNow(), "progress_written", handover)
 	}
 	w.tasks.retire(gone)
-	if w.tasks.count() == 0 {
+	if w.tasks.settled() {
 		w.freezeCleared()
 	}
 }

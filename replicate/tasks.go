@@ -10,9 +10,12 @@ import (
 // figures count in the run's totals). The starter adds, the release
 // removes; everything else only looks.
 type taskSet struct {
-	mu       sync.RWMutex // guards live, released, remotes and onceEnds
+	mu       sync.RWMutex // guards live, releasing, released, remotes and onceEnds
 	live     map[tp]*task
 	released []*task
+	// releasing counts the tasks taken from live and not yet retired:
+	// a release is still draining them.
+	releasing int
 	// remotes holds one remote topic name per source topic, shared by
 	// its tasks: the producer looks a record's topic up on every
 	// produce, and one string compares by pointer.
@@ -71,6 +74,15 @@ func (s *taskSet) count() int {
 	return len(s.live)
 }
 
+// settled reports whether no task is live and none is being released: a
+// release that takes no task while another still drains its own must not
+// act as if the flow had none (freezeCleared).
+func (s *taskSet) settled() bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.live) == 0 && s.releasing == 0
+}
+
 // add creates a task for each partition of parts that has none, with
 // remote naming its remote topic, and returns the new ones.
 func (s *taskSet) add(parts map[string][]int32, remote func(string) string) []*task {
@@ -114,6 +126,7 @@ func (s *taskSet) take(parts map[string][]int32) []*task {
 			}
 		}
 	}
+	s.releasing += len(out)
 	return out
 }
 
@@ -121,6 +134,7 @@ func (s *taskSet) take(parts map[string][]int32) []*task {
 func (s *taskSet) retire(ts []*task) {
 	s.mu.Lock()
 	s.released = append(s.released, ts...)
+	s.releasing -= len(ts)
 	s.mu.Unlock()
 }
 

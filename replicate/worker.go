@@ -87,6 +87,7 @@ func newWorker(env flowEnv) *worker {
 	w := &worker{flowEnv: env, tasks: newTaskSet(), progress: newProgressView(env.clients, f, env.log),
 		writer: newProgressWriter(f, env.log, env.now), syncs: newSyncSender(f, env.log), freeze: newFreezeGuard(freezeLimit(f))}
 	w.io.limits = &limitsCache{}
+	w.writer.frozen = w.frozenAt
 	w.starter = &starter{w: w}
 	if f.ExactlyOnce {
 		w.mode = exactlyOnce{w}

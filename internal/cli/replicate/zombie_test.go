@@ -34,6 +34,11 @@ func TestZombieCopiesAreCounted(t *testing.T) {
 	waitFor(t, 30*time.Second, "4 partitions over 2 processes", spread([]*proc{a, b}, parts))
 	stop := streamUntil(t, e, topic, parts, 2*time.Millisecond)
 	awaitEnd(t, e, remote, parts, 500)
+	// Frozen before its first progress reached the target, a's partitions
+	// could not be resumed by b at all (no progress, no offset sync, the
+	// remote partitions not empty: refused, fail closed); this test is
+	// about the copies of a process frozen later.
+	awaitProgress(t, e, topic, parts, 1)
 	if err := a.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
