@@ -117,13 +117,17 @@ func (ev *Evidence) WriteMarkdown(w io.Writer) error {
 		verdict = "FAILED"
 	}
 	what := string(ev.Type) + " failover"
+	// A restore moves the groups the other way along the flow: name the
+	// direction they move, then the flow, so nobody reads it backwards.
+	move := fmt.Sprintf("%s -> %s", ev.Source, ev.Target)
 	if ev.Type == TypeRestore {
 		what = "restore (failback)"
+		move = fmt.Sprintf("%s -> %s (flow %s->%s)", ev.Target, ev.Source, ev.Source, ev.Target)
 	}
 	if ev.Drill {
 		what += " drill"
 	}
-	fmt.Fprintf(&b, "# %s %s -> %s: %s\n\n", what, ev.Source, ev.Target, verdict)
+	fmt.Fprintf(&b, "# %s %s: %s\n\n", what, move, verdict)
 	fmt.Fprintf(&b, "- Started %s, finished %s: RTO %d ms\n", ev.StartedAt.Format(time.RFC3339), ev.FinishedAt.Format(time.RFC3339), ev.RTOMs)
 	proven := "a bound"
 	if ev.RPO.Proven {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -271,10 +272,19 @@ func TestFailoverRestoreVerb(t *testing.T) {
 	east, west := e.Admin(t, "us-east"), e.Admin(t, "eu-west")
 	e.Commit(t, "eu-west", "billing", map[string]map[int32]int64{"us-east.orders": {0: 8, 1: 8}})
 
-	code, stdout, stderr := e.run(t, "failover", "apply", "--type", "restore", "--source", "us-east", "--target", "eu-west", "--group", "billing", "--evidence-dir", t.TempDir(), "--yes", "-o", "json")
+	evDir := t.TempDir()
+	code, stdout, stderr := e.run(t, "failover", "apply", "--type", "restore", "--source", "us-east", "--target", "eu-west", "--group", "billing", "--evidence-dir", evDir, "--yes", "-o", "json")
 	d := decodeVerb(t, stdout)
 	if code != 0 || d.Type != "restore" || d.Evidence == nil || !d.Evidence.Passed || d.Evidence.Verified != 2 || !d.RPO.Proven || d.Duplicates != 0 {
 		t.Fatalf("restore: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	// The page names the way the groups moved, then the flow.
+	pages, _ := filepath.Glob(filepath.Join(evDir, "*.md"))
+	if len(pages) != 1 {
+		t.Fatalf("restore evidence pages %v", pages)
+	}
+	if md, err := os.ReadFile(pages[0]); err != nil || !strings.Contains(string(md), "# restore (failback) eu-west -> us-east (flow us-east->eu-west): PASSED") {
+		t.Fatalf("restore evidence page: %v\n%s", err, md)
 	}
 	if g := d.Evidence.Groups[0]; g.Cluster != "us-east" || g.Partitions[0].Topic != "orders" || *g.Partitions[0].Before != 4 || *g.Partitions[0].After != 8 {
 		t.Fatalf("evidence group %+v", g)
