@@ -8,7 +8,7 @@ BIN       := bin/mirrorctl
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME  ?= 5s
 
-.PHONY: help build demo test test-race race-ci tidy-check cross lint fuzz bench completions completions-check golden bench-kafka test-kafka kafka-up kafka-down clean
+.PHONY: help build demo test test-race race-ci tidy-check cross lint fuzz bench completions completions-check docs docs-check install golden bench-kafka test-kafka kafka-up kafka-down clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -66,6 +66,27 @@ completions: build ## generate shell completion scripts into completions/ (commi
 completions-check: completions ## fail when the committed completions/ differ from the command tree
 	@git diff --exit-code -- completions/ && test -z "$$(git ls-files --others --exclude-standard completions/)" \
 	  || { echo "completions/ is stale: run make completions and commit it"; exit 1; }
+
+docs: ## generate the command reference (docs/commands/*.md) and man pages (man/man1/*.1) from the command tree (committed; CI fails when they are stale)
+	$(GO) run ./cmd/gen-docs docs/commands man/man1
+
+docs-check: docs ## fail when the committed docs/commands/ or man/man1/ differ from the command tree
+	@git diff --exit-code -- docs/commands/ man/ && test -z "$$(git ls-files --others --exclude-standard docs/commands/ man/)" \
+	  || { echo "docs/commands/ or man/ is stale: run make docs and commit them"; exit 1; }
+
+# PREFIX and DESTDIR as in the GNU conventions: `make install PREFIX=$$HOME/.local`
+# for one user, `make install DESTDIR=pkg/ PREFIX=/usr` for a package.
+PREFIX  ?= /usr/local
+DESTDIR ?=
+install: build ## install the binary, man pages and shell completions under $(DESTDIR)$(PREFIX) (default /usr/local)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(PREFIX)/share/zsh/site-functions \
+	  $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/mirrorctl
+	install -m 0644 man/man1/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 0644 completions/mirrorctl.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/mirrorctl
+	install -m 0644 completions/mirrorctl.zsh $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_mirrorctl
+	install -m 0644 completions/mirrorctl.fish $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/mirrorctl.fish
 
 # Only the packages whose tests use internal/cli/clitest know -update (any
 # other test binary rejects the flag).
