@@ -15,7 +15,6 @@ import (
 	"os"
 
 	"github.com/charmbracelet/x/term"
-	"github.com/mattn/go-isatty"
 )
 
 // DefaultWidth is the terminal width, in columns, assumed when the width
@@ -82,15 +81,16 @@ func Test() (s *IOStreams, in, out, errOut *bytes.Buffer) {
 	return s, in, out, errOut
 }
 
-// isTerminal reports whether v is an *os.File attached to a terminal
-// (including Cygwin/MSYS ptys on Windows).
+// isTerminal reports whether v is an *os.File attached to a terminal. One
+// library answers both this and the width (charmbracelet/x/term, lipgloss's
+// own); a mintty window without ConPTY (old Cygwin/MSYS) is a pipe to it, so
+// there mirrorctl prints as it does to a pipe (--wide aligns tables).
 func isTerminal(v any) bool {
 	f, ok := v.(*os.File)
 	if !ok {
 		return false
 	}
-	fd := f.Fd()
-	return isatty.IsTerminal(fd) || isatty.IsCygwinTerminal(fd)
+	return term.IsTerminal(f.Fd())
 }
 
 func (s *IOStreams) isTTY(override tristate, stream any) bool {
