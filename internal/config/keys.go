@@ -350,8 +350,22 @@ func candidates(level string) []string {
 // suggest returns the candidate closest to key by edit distance, if it is
 // close enough to be a plausible misspelling, or "".
 func suggest(key string, cands []string) string {
+	s, _ := suggestKey(key, cands)
+	return s
+}
+
+// nearMissDistance is the most edits (in bytes) an unknown key may be from a
+// known one to be taken for a misspelling of it, and refused: one or two
+// letters dropped, doubled or swapped ("topcs", "bootstrap.server").
+const nearMissDistance = 2
+
+// suggestKey is suggest, and says whether key is a near miss: a name from
+// hintKeys or one at most nearMissDistance edits from a known key. A near
+// miss is an error rather than a warning, since the key it was meant to be
+// keeps its default (a mistyped topics list mirrors every topic).
+func suggestKey(key string, cands []string) (s string, nearMiss bool) {
 	if h, ok := hintKeys[key]; ok {
-		return h
+		return h, true
 	}
 	best, bestD := "", 1<<30
 	for _, c := range cands {
@@ -360,9 +374,9 @@ func suggest(key string, cands []string) string {
 		}
 	}
 	if bestD <= 3 && bestD*3 <= len(key) {
-		return best
+		return best, bestD <= nearMissDistance
 	}
-	return ""
+	return "", false
 }
 
 // editDistance is the Levenshtein distance between a and b, in bytes.

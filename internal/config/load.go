@@ -244,6 +244,17 @@ func (l *loader) classifyFlow(e *entry) {
 	l.checkFlow(src, tgt, rest, e)
 }
 
+// misspelt reports an unknown key e that looks like the known key want
+// (written out in full): an error when it is a near miss (see suggestKey),
+// else a warning.
+func (l *loader) misspelt(e *entry, near bool, want string) {
+	if near {
+		l.errorf(e.line, e.key, "unknown key, meant as %q? Correct or remove it: as written, %s keeps its default", want, want)
+		return
+	}
+	l.warnf(e.line, e.key, "unknown key; did you mean %q?", want)
+}
+
 // aliasHint suggests a declared alias for unknown ones.
 func (l *loader) aliasHint(names ...string) string {
 	for _, n := range names {
@@ -258,8 +269,8 @@ func (l *loader) aliasHint(names ...string) string {
 }
 
 func (l *loader) unknown(e *entry, cands []string) {
-	if s := suggest(e.key, cands); s != "" {
-		l.warnf(e.line, e.key, "unknown key; did you mean %q?", s)
+	if s, near := suggestKey(e.key, cands); s != "" {
+		l.misspelt(e, near, s)
 		return
 	}
 	l.warnf(e.line, e.key, "unknown key; MM2 and mirrorctl ignore it")
@@ -347,7 +358,11 @@ func (l *loader) checkSecurityKey(k string, e *entry) {
 	if !(strings.HasPrefix(k, "ssl.") || strings.HasPrefix(k, "sasl.")) || isKnownSecurityKey(k) {
 		return
 	}
-	if s := suggest(k, append(slices.Clone(sslKeys), saslKeys...)); s != "" {
+	if s, near := suggestKey(k, append(slices.Clone(sslKeys), saslKeys...)); s != "" {
+		if near {
+			l.errorf(e.line, e.key, "unknown client key %s, meant as %q? Correct or remove it: as written, %s is not set", k, s, s)
+			return
+		}
 		l.warnf(e.line, e.key, "unknown client key %s; did you mean %q?", k, s)
 		return
 	}
@@ -388,8 +403,8 @@ func (l *loader) checkCluster(a, k string, e *entry) {
 		l.warnf(e.line, e.key, "config providers are declared at the top level only; ignored")
 		return
 	}
-	if s := suggest(k, candidates("cluster")); s != "" {
-		l.warnf(e.line, e.key, "unknown key; did you mean %q?", a+"."+s)
+	if s, near := suggestKey(k, candidates("cluster")); s != "" {
+		l.misspelt(e, near, a+"."+s)
 		return
 	}
 	l.warnf(e.line, e.key, "unknown cluster setting; MM2 and mirrorctl ignore it")
@@ -433,8 +448,8 @@ func (l *loader) checkFlow(src, tgt, k string, e *entry) {
 		l.warnf(e.line, e.key, "a Connect connector setting MM2 applies, accepted but not acted on: %s", instead)
 		return
 	}
-	if s := suggest(k, candidates("flow")); s != "" {
-		l.warnf(e.line, e.key, "unknown key; did you mean %q?", src+"->"+tgt+"."+s)
+	if s, near := suggestKey(k, candidates("flow")); s != "" {
+		l.misspelt(e, near, src+"->"+tgt+"."+s)
 		return
 	}
 	l.warnf(e.line, e.key, "unknown flow setting; MM2 passes it to the connectors, mirrorctl ignores it")

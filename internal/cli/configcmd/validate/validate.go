@@ -33,6 +33,9 @@ type ValidateOptions struct {
 	// of one cluster and flows that would write one remote topic are errors
 	// here as they are at `replicate` start.
 	Connect bool
+	// Strict is --strict: any warning fails the check as an error would
+	// (exit 2), for CI gates that want a file with no remark at all.
+	Strict bool
 }
 
 // Result is the JSON document `config validate -o json` writes to stdout
@@ -90,12 +93,14 @@ func NewCmdValidate(f *cmdutil.Factory, runF func(*ValidateOptions) error) *cobr
 			"cluster ID (two aliases of one cluster are an error, naming both) and the\n" +
 			"enabled flows are planned, read-only (flows into one target that would write\n" +
 			"the same remote topic are an error); a cluster that does not answer is a\n" +
-			"warning. Secret values never appear in the report.\n\n" +
+			"warning. Secret values never appear in the report. A key one or two letters\n" +
+			"from a known one (topcs, bootstrap.server) is an error, not a warning: the key\n" +
+			"it was meant to be would keep its default. --strict fails on any warning.\n\n" +
 			"EXIT STATUS\n\n" +
-			"  0  the file is valid (it may have warnings)\n" +
+			"  0  the file is valid (it may have warnings, unless --strict)\n" +
 			"  1  the file could not be checked\n" +
-			"  2  the file has errors; each is listed on stderr",
-		Example: "$ mirrorctl config validate -c mm2.properties\n$ MIRRORCTL_CONFIG=dr.properties mirrorctl config validate -o json",
+			"  2  the file has errors (or, with --strict, warnings); each is listed on stderr",
+		Example: "$ mirrorctl config validate -c mm2.properties\n$ MIRRORCTL_CONFIG=dr.properties mirrorctl config validate -o json\n$ mirrorctl config validate --strict   # CI: no warning allowed",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if runF != nil {
@@ -105,6 +110,7 @@ func NewCmdValidate(f *cmdutil.Factory, runF func(*ValidateOptions) error) *cobr
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Connect, "connect", false, "Also connect: refuse aliases of one cluster (same cluster ID) and flows writing one remote topic")
+	cmd.Flags().BoolVar(&opts.Strict, "strict", false, "Fail (exit 2) on any warning, as on an error")
 	return cmd
 }
 
@@ -151,6 +157,10 @@ func runValidate(ctx context.Context, opts *ValidateOptions) error {
 		res.Problems = append(res.Problems, Problem{Severity: "warning", File: w.File, Line: w.Line, Key: w.Key, Message: w.Msg})
 	}
 	cmdutil.PrintWarnings(opts.IO, warnings)
+	if err == nil && opts.Strict && len(warnings) > 0 {
+		err = &config.Error{File: res.File, Msg: fmt.Sprintf("%s and --strict: the file is not accepted until each is resolved", plural(len(warnings), "warning"))}
+		res.Valid = false
+	}
 	if opts.Output() == output.FormatJSON {
 		if cfg != nil && err == nil {
 			res.Clusters = len(cfg.Clusters)

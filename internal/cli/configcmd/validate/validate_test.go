@@ -58,10 +58,10 @@ func TestRunValidate(t *testing.T) {
 		{name: "valid off a tty has no success line", file: "good.properties", wantStderr: "warning: testdata/good.properties:6: nyc.sasl.jaas.config: secret written in the file; reference it instead, e.g. ${env:VAR} or ${file:/path/to/secrets.properties:key} (with config.providers = env, file), so it stays out of the file and its copies\n"},
 		{name: "valid json", file: "good.properties", format: output.FormatJSON, wantStdout: "good.json", wantStderr: "warning: testdata/good.properties:6: nyc.sasl.jaas.config: secret written in the file; reference it instead, e.g. ${env:VAR} or ${file:/path/to/secrets.properties:key} (with config.providers = env, file), so it stays out of the file and its copies\n"},
 		{name: "warnings go to stderr", file: "warn.properties", stderrTTY: true,
-			wantStderr: "warning: testdata/warn.properties:5: nyc->fra.topcs: unknown key; did you mean \"nyc->fra.topics\"?\n" +
+			wantStderr: "warning: testdata/warn.properties:5: nyc->fra.emit.hartbeat.enable: unknown key; did you mean \"nyc->fra.emit.heartbeats.enabled\"?\n" +
 				"✓ testdata/warn.properties is valid: 2 clusters, 1 enabled flow\n"},
 		{name: "warnings in json", file: "warn.properties", format: output.FormatJSON, wantStdout: "warn.json",
-			wantStderr: "warning: testdata/warn.properties:5: nyc->fra.topcs: unknown key; did you mean \"nyc->fra.topics\"?\n"},
+			wantStderr: "warning: testdata/warn.properties:5: nyc->fra.emit.hartbeat.enable: unknown key; did you mean \"nyc->fra.emit.heartbeats.enabled\"?\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -166,5 +166,27 @@ func TestValidateClientKeysAndLiteralSecrets(t *testing.T) {
 		if strings.Contains(errOut.String(), "keystore.password: secret") {
 			t.Errorf("a ${env:...} reference was reported as a literal secret:\n%s", errOut)
 		}
+	}
+}
+
+// --strict turns a file with only warnings into a failed check (a config
+// error, exit 2), in JSON with valid false; a file with none still passes.
+func TestRunValidateStrict(t *testing.T) {
+	ios, _, out, _ := iostreams.Test()
+	opts := options(ios, "warn.properties", output.FormatJSON)
+	opts.Strict = true
+	err := runValidate(context.Background(), opts)
+	var cfgErr *config.Error
+	if !errors.As(err, &cfgErr) || !strings.Contains(err.Error(), "1 warning and --strict") {
+		t.Fatalf("strict with a warning: %v", err)
+	}
+	if !strings.Contains(out.String(), `"valid": false`) || !strings.Contains(out.String(), "nyc->fra.emit.hartbeat.enable") {
+		t.Fatalf("strict JSON:\n%s", out)
+	}
+	ios, _, _, _ = iostreams.Test()
+	opts = options(ios, "clean.properties", output.FormatTable)
+	opts.Strict = true
+	if err := runValidate(context.Background(), opts); err != nil {
+		t.Fatalf("strict on a file without warnings: %v", err)
 	}
 }
