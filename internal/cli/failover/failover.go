@@ -367,6 +367,16 @@ func runFence(ctx context.Context, opts *Options, eng *failover.Engine, cfg *con
 	}
 	what := map[string]any{"principals": opts.FencePrincipals, "topics": topics, "cluster": plan.Source}
 	if opts.Unfence {
+		// As `fence remove`: removing a fence that is not there changes
+		// nothing and says so (exit 3), rather than report a removal.
+		before, err := eng.Fences(ctx, topics, opts.FencePrincipals)
+		if err != nil {
+			return true, err
+		}
+		if len(before) == 0 {
+			cmdutil.Errorf(opts.IO, "no write fence of %s on %s of %s: nothing removed", strings.Join(opts.FencePrincipals, ", "), cmdutil.Plural(len(topics), "topic", "topics"), plan.Source)
+			return true, cmdutil.ErrCheckFailed
+		}
 		op, err := log.Begin(ctx, "unfence", opts.Args, cfg.Digest(), what)
 		if err != nil {
 			return true, fmt.Errorf("audit log: %w (nothing was changed)", err)
@@ -380,7 +390,7 @@ func runFence(ctx context.Context, opts *Options, eng *failover.Engine, cfg *con
 			uerr = errors.Join(uerr, fmt.Errorf("audit log: %w", err))
 		}
 		if uerr == nil {
-			cmdutil.Successf(opts.IO, "write fence removed for %s on %s of %s", strings.Join(opts.FencePrincipals, ", "), cmdutil.Plural(len(topics), "topic", "topics"), plan.Source)
+			cmdutil.Successf(opts.IO, "write fence removed for %s on %s of %s (%d bindings)", strings.Join(opts.FencePrincipals, ", "), cmdutil.Plural(len(topics), "topic", "topics"), plan.Source, len(before))
 		}
 		return true, uerr
 	}

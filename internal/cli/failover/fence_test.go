@@ -175,6 +175,15 @@ func TestFenceCommand(t *testing.T) {
 	if a := lastAudit(t, e.audit); a.Command != "unfence" || a.Status != audit.StatusOK {
 		t.Fatalf("last audit entry %+v", a)
 	}
+	// A second --unfence finds nothing to remove: it says so, exits 3 and
+	// audits nothing.
+	code, _, stderr = e.run(t, "failover", "--group", "billing", "--unfence", "--fence-principal", "User:app")
+	if code != 3 || !strings.Contains(stderr, "no write fence of User:app on 1 topic of us-east: nothing removed") || strings.Contains(stderr, "fence removed") {
+		t.Fatalf("second --unfence: exit %d %s", code, stderr)
+	}
+	if a := lastAudit(t, e.audit); a.Command != "unfence" || a.Status != audit.StatusOK {
+		t.Fatalf("the second --unfence audited %+v", a)
+	}
 }
 
 // The planned failover with a fence through the verbs: `failover apply
