@@ -123,7 +123,7 @@ func NewCmdFailover(f *cmdutil.Factory, runF func(*Options) error) *cobra.Comman
 	cmdutil.StringEnumFlag(cmd, cmd.Flags(), &opts.Mode, "mode", "", string(failover.ModeAuto), failover.Modes(), "Translation mode")
 	cmd.Flags().DurationVar(&opts.MaxLag, "max-lag", 0, "Refuse groups whose topics' replication lag is not under this `duration` (e.g. 30s)")
 	cmd.Flags().BoolVar(&opts.Drill, "drill", false, "Run the whole failover against shadow groups on the target (group + --drill-suffix), verify, measure RPO and RTO, write the evidence and delete the shadows; the real groups are not touched")
-	cmd.Flags().StringVar(&opts.DrillReport, "drill-report", ".", "Directory for the drill's evidence (drill-<time>.json and .md)")
+	cmd.Flags().StringVar(&opts.DrillReport, "drill-report", "", "Directory for the drill's evidence (drill-<time>.json and .md; default $XDG_STATE_HOME/mirrorctl/evidence)")
 	cmd.Flags().StringVar(&opts.DrillSuffix, "drill-suffix", failover.DefaultDrillSuffix, "Suffix of the drill's shadow groups")
 	cmd.Flags().BoolVar(&opts.KeepShadow, "keep-shadow-groups", false, "Leave the drill's shadow groups on the target")
 	cmd.Flags().DurationVar(&opts.WaitCaughtUp, "wait-caught-up", 0, "First wait up to this `duration` until each group's source position is replicated (exact translation); groups still behind are refused")
@@ -418,6 +418,14 @@ func runFence(ctx context.Context, opts *Options, eng *failover.Engine, cfg *con
 // opts.DrillReport. Exit 3 unless every shadow partition was committed and
 // verified.
 func runDrill(ctx context.Context, opts *Options, eng *failover.Engine, cfg *config.Config, popts failover.PlanOptions) error {
+	if opts.DrillReport == "" {
+		// Not the current directory: the verbs' evidence directory, so a
+		// drill run from anywhere leaves its evidence in one place.
+		opts.DrillReport = filepath.Join(filepath.Dir(audit.DefaultPath()), "evidence")
+		if err := os.MkdirAll(opts.DrillReport, 0o700); err != nil {
+			return fmt.Errorf("evidence directory %s: %w", opts.DrillReport, err)
+		}
+	}
 	if fi, err := os.Stat(opts.DrillReport); err != nil || !fi.IsDir() {
 		return cmdutil.FlagErrorf("--drill-report %s: not a directory", opts.DrillReport)
 	}

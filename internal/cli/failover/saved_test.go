@@ -90,6 +90,15 @@ func TestDrillCommand(t *testing.T) {
 	if a := lastAudit(t, e.audit); a.Status != "ok" || a.Command != "failover drill" {
 		t.Fatalf("audit %+v", a)
 	}
+	// Without --drill-report the evidence goes to the state directory, not
+	// the current one, and the note names where.
+	state := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	code, _, stderr = e.run(t, "failover", "--group", "billing", "--drill")
+	want := filepath.Join(state, "mirrorctl", "evidence")
+	if md, _ := filepath.Glob(filepath.Join(want, "drill-*.md")); code != 0 || len(md) != 1 || !strings.Contains(stderr, "drill evidence: "+want) {
+		t.Fatalf("drill without --drill-report: exit %d, pages %v\n%s", code, md, stderr)
+	}
 	listed, err := e.Admin(t, "eu-west").ListGroups(context.Background())
 	if err != nil {
 		t.Fatal(err)
