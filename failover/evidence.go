@@ -50,7 +50,7 @@ type EvidenceGroup struct {
 	Group      string              `json:"group"`
 	Cluster    string              `json:"cluster"` // the cluster committed to
 	Summary    string              `json:"summary"`
-	Incomplete []string            `json:"incomplete,omitempty"`
+	Incomplete []string            `json:"incomplete"`
 	Partitions []EvidencePartition `json:"partitions"`
 }
 
@@ -83,7 +83,7 @@ func NewEvidence(p *Procedure, finished time.Time, ops []string) *Evidence {
 			ev.Passed = false
 		}
 		for _, g := range plan.Groups {
-			eg := EvidenceGroup{Group: g.Group, Cluster: plan.CommitCluster(), Summary: g.Summary, Incomplete: g.Incomplete, Partitions: []EvidencePartition{}}
+			eg := EvidenceGroup{Group: g.Group, Cluster: plan.CommitCluster(), Summary: g.Summary, Incomplete: append([]string{}, g.Incomplete...), Partitions: []EvidencePartition{}}
 			for i := range g.Partitions {
 				pp := &g.Partitions[i]
 				ep := EvidencePartition{Topic: plan.commitTopic(pp), Partition: pp.Partition, Mode: pp.Mode, Before: pp.Current,

@@ -118,7 +118,7 @@ type GroupPlan struct {
 	Refused []string `json:"refused,omitempty"`
 	// Summary and Incomplete are set by [Plan.Summarize].
 	Summary    string          `json:"summary,omitempty"`
-	Incomplete []string        `json:"incomplete,omitempty"`
+	Incomplete []string        `json:"incomplete"`
 	Partitions []PartitionPlan `json:"partitions"`
 }
 

@@ -20,7 +20,7 @@ import (
 func (p *Plan) Summarize(allowEmpty bool) {
 	for gi := range p.Groups {
 		gp := &p.Groups[gi]
-		gp.Incomplete = nil
+		gp.Incomplete = []string{} // one JSON shape: [] when the move is complete
 		add := func(format string, args ...any) { gp.Incomplete = append(gp.Incomplete, fmt.Sprintf(format, args...)) }
 		gp.Incomplete = append(gp.Incomplete, gp.Refused...)
 		counts := map[string]int{}

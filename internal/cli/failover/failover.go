@@ -730,7 +730,7 @@ type GroupRow struct {
 	// Summary is the group's summary line; Incomplete why its move falls
 	// short (exit 3).
 	Summary    string   `json:"summary"`
-	Incomplete []string `json:"incomplete,omitempty"`
+	Incomplete []string `json:"incomplete"`
 	// Partitions holds fwdRow or backRow values.
 	Partitions []any `json:"partitions"`
 }
@@ -750,7 +750,7 @@ func toResult(plan *failover.Plan) Result {
 	back := plan.Direction == failover.Failback
 	for _, g := range plan.Groups {
 		gr := GroupRow{Group: g.Group, Members: g.Members, Refused: g.Refused, Partitions: []any{},
-			GroupType: g.Type, BlockingMembers: g.Blocking, Summary: g.Summary, Incomplete: g.Incomplete}
+			GroupType: g.Type, BlockingMembers: g.Blocking, Summary: g.Summary, Incomplete: append([]string{}, g.Incomplete...)}
 		if back {
 			gr.SourceState = g.State
 		} else {
