@@ -573,11 +573,12 @@ func dryRun(ctx context.Context, opts *ReplicateOptions, flows []replicate.FlowC
 	if err := t.Render(opts.IO, opts.Output()); err != nil {
 		return err
 	}
-	if opts.Output() != output.FormatTable || !opts.IO.IsStdoutTTY() {
-		// One table per document for scripts: -o json carries every
-		// resume point; here a line per flow sums them up.
+	if opts.Output() != output.FormatTable || !(opts.IO.IsStdoutTTY() || opts.IO.WideTables()) {
+		// One table per document for tsv/csv and a plain pipe: -o json
+		// carries every resume point, and --wide prints their table after
+		// this one (as on a terminal); here a line per flow sums them up.
 		for _, fr := range res.Resume {
-			cmdutil.Notef(opts.IO, "flow %s: resume %s (per partition: -o json)", fr.Flow, resumeSummary(fr.Partitions))
+			cmdutil.Notef(opts.IO, "flow %s: resume %s (per partition: --wide or -o json)", fr.Flow, resumeSummary(fr.Partitions))
 		}
 		return nil
 	}

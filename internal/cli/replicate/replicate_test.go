@@ -162,6 +162,14 @@ func TestDryRunListsEveryTopicWithItsAction(t *testing.T) {
 	for _, f := range []string{"tsv", "csv", "json"} {
 		t.Run(f, func(t *testing.T) { clitest.Golden(t, "dry-run."+f, runAt(t, false, 80, "-o", f)) })
 	}
+	// Piped with --wide, the per-partition resume table follows, as on a
+	// terminal; piped without, only the summary line on stderr.
+	if wide := runAt(t, false, 80, "--wide"); !strings.Contains(wide, "RESUME AT") || !strings.Contains(wide, "COPIED AGAIN") {
+		t.Fatalf("--wide piped has no resume table:\n%s", wide)
+	}
+	if plain := runAt(t, false, 80); strings.Contains(plain, "RESUME AT") {
+		t.Fatalf("piped without --wide printed the resume table:\n%s", plain)
+	}
 	// Nothing was created.
 	topics, err := kadm.NewClient(e.Client(t, "eu-west")).ListTopics(context.Background())
 	if err != nil {
