@@ -35,8 +35,10 @@ import (
 //
 // Items with no literal prefix (.*orders) are covered by step 1 only, so an
 // overlap such as .*foo.* against bar.* (common name "barfoo") is missed.
-// Longer cycles (A->B->C->A) are not checked.
+// Rings of three clusters or more are checked the same way by
+// checkIdentityRings.
 func (l *loader) checkIdentityLoops() {
+	defer l.checkIdentityRings()
 	for _, f := range l.cfg.Flows {
 		if !f.Enabled || f.Source > f.Target || !isIdentity(f) {
 			continue
@@ -56,6 +58,94 @@ func (l *loader) checkIdentityLoops() {
 	}
 }
 
+// maxRings bounds how many rings checkIdentityRings reports: a mesh of n
+// clusters with every flow enabled has a ring for every ordering of every
+// subset, and the first few say what to fix.
+const maxRings = 20
+
+// checkIdentityRings is checkIdentityLoops for rings of three clusters or
+// more (A->B->C->A): every flow on the ring enabled and under
+// IdentityReplicationPolicy, so a topic all of them accept goes round for
+// ever, each copy written again on the next cluster (MM2's isCycle cannot
+// see it either: Identity names carry no source alias). A name every flow
+// of the ring accepts (step 1) is an error naming the ring and the topic, on
+// the line of the ring's last flow; literal prefixes shared by each flow and
+// the next (step 2) are a warning. Rings are found by a depth-first walk
+// from each alias over enabled Identity flows, each reported once (from its
+// smallest alias).
+func (l *loader) checkIdentityRings() {
+	next := map[string][]*Flow{}
+	for _, f := range l.cfg.Flows {
+		if f.Enabled && isIdentity(f) {
+			next[f.Source] = append(next[f.Source], f)
+		}
+	}
+	reported := 0
+	var path []*Flow
+	onPath := map[string]bool{}
+	var walk func(start, at string)
+	walk = func(start, at string) {
+		for _, f := range next[at] {
+			if reported >= maxRings {
+				return
+			}
+			switch {
+			case f.Target == start && len(path) >= 2:
+				l.reportRing(append(slices.Clone(path), f))
+				reported++
+			case f.Target > start && !onPath[f.Target]:
+				onPath[f.Target] = true
+				path = append(path, f)
+				walk(start, f.Target)
+				path = path[:len(path)-1]
+				onPath[f.Target] = false
+			}
+		}
+	}
+	aliases := slices.Sorted(func(yield func(string) bool) {
+		for a := range next {
+			if !yield(a) {
+				return
+			}
+		}
+	})
+	for _, a := range aliases {
+		onPath[a] = true
+		walk(a, a)
+		onPath[a] = false
+	}
+}
+
+// reportRing reports ring (flows in order, the last one closing it) when
+// its topic filters overlap.
+func (l *loader) reportRing(ring []*Flow) {
+	names := []string{ring[0].Source}
+	for _, f := range ring {
+		names = append(names, f.Target)
+	}
+	name := strings.Join(names, "->")
+	last := ring[len(ring)-1]
+	line, key := l.propPlace(last, "topics")
+	if w, ok := sharedWitness(ring...); ok {
+		l.errorf(line, key, "flows %s form the ring %s under IdentityReplicationPolicy and all replicate topics such as %q: Identity keeps topic names, so each record would go round the ring for ever, copied again on every cluster. Disable a flow of the ring, or exclude those topics from one flow's topics list", ringFlows(ring), name, w)
+		return
+	}
+	for i, f := range ring {
+		if _, _, ok := prefixOverlap(f, ring[(i+1)%len(ring)]); !ok {
+			return
+		}
+	}
+	l.warnf(line, key, "flows %s form the ring %s under IdentityReplicationPolicy and each flow's topic items share a prefix with the next one's, so some topics may go round the ring for ever; check that one flow's list leaves them out", ringFlows(ring), name)
+}
+
+func ringFlows(fs []*Flow) string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, f.Name())
+	}
+	return strings.Join(out, ", ")
+}
+
 func isIdentity(f *Flow) bool {
 	_, ok := f.policy.(*policy.Identity)
 	return ok
@@ -67,15 +157,18 @@ func accepts(f *Flow, t string) bool {
 	return f.topics.Accept(t) && !f.policy.IsInternalTopic(t) && !strings.HasSuffix(t, policy.HeartbeatsTopic)
 }
 
-// sharedWitness returns a topic name both flows accept, if step 1 finds one.
-func sharedWitness(f, g *Flow) (string, bool) {
+// sharedWitness returns a topic name every flow of flows accepts, if step 1
+// finds one.
+func sharedWitness(flows ...*Flow) (string, bool) {
 	var ws []string
-	for _, it := range append(f.topics.Include.Items(), g.topics.Include.Items()...) {
-		ws = append(ws, itemWitnesses(it)...)
+	for _, f := range flows {
+		for _, it := range f.topics.Include.Items() {
+			ws = append(ws, itemWitnesses(it)...)
+		}
 	}
 	slices.Sort(ws)
 	for _, w := range slices.Compact(ws) {
-		if w != "" && accepts(f, w) && accepts(g, w) {
+		if w != "" && !slices.ContainsFunc(flows, func(f *Flow) bool { return !accepts(f, w) }) {
 			return w, true
 		}
 	}
