@@ -108,6 +108,8 @@ func (e *entry) display(k string) string {
 		return redacted
 	case e.ref:
 		return e.raw
+	case isServersKey(k):
+		return MaskServers(e.value)
 	}
 	return e.value
 }
@@ -296,7 +298,8 @@ func (c *Cluster) ClientSettings(role Role) []Setting {
 }
 
 // BootstrapServers returns the cluster's effective bootstrap.servers
-// (cluster-level, else top-level) split on commas and trimmed; nil if unset.
+// (cluster-level, else top-level) split on commas and trimmed, each entry
+// masked by MaskServers so that it is safe to print; nil if unset.
 func (c *Cluster) BootstrapServers() []string {
 	p := c.clientProps(RoleAdmin)["bootstrap.servers"]
 	if p == nil {
@@ -305,7 +308,7 @@ func (c *Cluster) BootstrapServers() []string {
 	var out []string
 	for _, s := range strings.Split(p.value, ",") {
 		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
+			out = append(out, MaskServers(s))
 		}
 	}
 	return out

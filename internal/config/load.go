@@ -353,8 +353,19 @@ func isClusterLevelKey(k string) bool {
 	return ok
 }
 
-// checkSecurityKey warns about ssl.*/sasl.* names Kafka does not define.
+// checkSecurityKey warns about ssl.*/sasl.* names Kafka does not define,
+// and about credentials written into a bootstrap.servers entry.
 func (l *loader) checkSecurityKey(k string, e *entry) {
+	if k == "bootstrap.servers" {
+		for _, s := range strings.Split(e.value, ",") {
+			if _, ui := SeedAddress(s); ui {
+				l.warnf(e.line, e.key, "an entry carries credentials before '@' (%s): Kafka's clients ignore them there, and so does mirrorctl; authenticate with sasl.jaas.config, and treat the password as exposed if this file was shared",
+					MaskServers(strings.TrimSpace(s)))
+				break
+			}
+		}
+		return
+	}
 	if !(strings.HasPrefix(k, "ssl.") || strings.HasPrefix(k, "sasl.")) || isKnownSecurityKey(k) {
 		return
 	}

@@ -178,3 +178,27 @@ func TestLoadExampleFilesFromShared(t *testing.T) {
 		t.Fatal("testdata/config missing")
 	}
 }
+
+func TestSeedAddressAndMaskServers(t *testing.T) {
+	for _, tt := range []struct{ in, addr, masked string }{
+		{"127.0.0.1:9092", "127.0.0.1:9092", "127.0.0.1:9092"},
+		{"SASL_SSL://broker-1:9093", "broker-1:9093", "SASL_SSL://broker-1:9093"},
+		{"SASL://alice:pw@127.0.0.1:1", "127.0.0.1:1", "SASL://***@127.0.0.1:1"},
+		{"bob:p@ss@h:2", "h:2", "***@h:2"},
+		{"[::1]:9092", "[::1]:9092", "[::1]:9092"},
+	} {
+		addr, ui := SeedAddress(tt.in)
+		if addr != tt.addr || ui != (tt.masked != tt.in) {
+			t.Errorf("SeedAddress(%q) = %q, %v; want %q, %v", tt.in, addr, ui, tt.addr, tt.masked != tt.in)
+		}
+		if got := MaskServers(tt.in); got != tt.masked {
+			t.Errorf("MaskServers(%q) = %q, want %q", tt.in, got, tt.masked)
+		}
+	}
+	if got := MaskServers("a:1, u:p@b:2"); got != "a:1,***@b:2" {
+		t.Errorf("MaskServers(list) = %q", got)
+	}
+	if got := Display("us-east.bootstrap.servers", "u:p@b:2"); got != "***@b:2" {
+		t.Errorf("Display(bootstrap.servers) = %q", got)
+	}
+}

@@ -48,11 +48,58 @@ func IsSensitive(key string) bool {
 }
 
 // Display returns value as it may be shown for key: "**redacted**" when key
-// is sensitive and value is not empty, else value unchanged. Use it for
-// values from Cluster.ClientProps before printing them.
+// is sensitive and value is not empty, a server list with its userinfo
+// masked (MaskServers) when key is a bootstrap.servers key, else value
+// unchanged. Use it for values from Cluster.ClientProps before printing them.
 func Display(key, value string) string {
-	if value != "" && IsSensitive(key) {
+	switch {
+	case value != "" && IsSensitive(key):
 		return redacted
+	case isServersKey(key):
+		return MaskServers(value)
 	}
 	return value
+}
+
+// SeedAddress returns the host:port of one bootstrap.servers entry as Kafka's
+// clients read it (ClientUtils.parseAndValidateAddresses: the host and port at
+// the end of the entry), dropping a "PROTOCOL://" prefix and any userinfo
+// before an "@". userinfo reports whether the entry carried such credentials:
+// Kafka ignores them there (a client authenticates through sasl.jaas.config),
+// and so does mirrorctl, but they are a secret all the same.
+func SeedAddress(entry string) (addr string, userinfo bool) {
+	s := strings.TrimSpace(entry)
+	if i := strings.Index(s, "://"); i >= 0 {
+		s = s[i+3:]
+	}
+	if i := strings.LastIndex(s, "@"); i >= 0 {
+		return s[i+1:], true
+	}
+	return s, false
+}
+
+// MaskServers returns a bootstrap.servers value (comma-separated) safe to
+// print: the userinfo of each entry (user:password@) is replaced by "***@";
+// entries without one are unchanged.
+func MaskServers(v string) string {
+	if !strings.Contains(v, "@") {
+		return v
+	}
+	parts := strings.Split(v, ",")
+	for i, p := range parts {
+		if addr, ui := SeedAddress(p); ui {
+			prefix := ""
+			if j := strings.Index(p, "://"); j >= 0 {
+				prefix = strings.TrimSpace(p[:j+3])
+			}
+			parts[i] = prefix + "***@" + addr
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// isServersKey reports whether key holds a server list (bootstrap.servers,
+// A.bootstrap.servers, A.consumer.bootstrap.servers, ...).
+func isServersKey(key string) bool {
+	return strings.HasSuffix(strings.ToLower(key), "bootstrap.servers")
 }

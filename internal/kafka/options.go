@@ -232,7 +232,14 @@ func splitList(s string) []string {
 
 func (b *builder) build() {
 	v, _ := b.str("bootstrap.servers")
-	seeds := splitList(v)
+	var seeds []string
+	for _, s := range splitList(v) {
+		// As Kafka's clients do: the host:port at the end of the entry, so that
+		// a PROTOCOL:// prefix or user:password@ (ignored, and a secret) never
+		// reaches a dial or an error message.
+		addr, _ := config.SeedAddress(s)
+		seeds = append(seeds, addr)
+	}
 	if len(seeds) == 0 {
 		b.fail(errors.New("bootstrap.servers: required (comma-separated host:port list)"))
 	} else {
