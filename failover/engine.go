@@ -173,6 +173,12 @@ type Translation struct {
 	// partition's offsets) could not be read: the row is unknown, never
 	// acted on.
 	Error string `json:"error,omitempty"`
+	// OutOfRange is set (by Engine.Translate) when TargetOffset is not a
+	// position on the target: below the partition's log start or past its
+	// end (high watermark), e.g. a checkpoint at 2^50 written by a broken
+	// or foreign mirror. It says which bound and by how much; failover
+	// refuses to commit such a row (see Plan).
+	OutOfRange string `json:"out_of_range,omitempty"`
 
 	// Metadata is the source commit's (or checkpoint's) metadata, carried
 	// to the target commit.
@@ -384,8 +390,76 @@ func fetchOffsets(ctx context.Context, adm *kadm.Client, alias string, groups []
 // (and the flow mirrors) gets a row; a partition without a commit has a nil
 // SourceOffset. Errors are returned for a cluster that cannot be read at all
 // (the source only in exact mode).
+//
+// Every row's TargetOffset is checked against the target partition's log
+// start and end (ListOffsets): one outside them is kept as it was read and
+// gets OutOfRange; offsets that cannot be listed give the row an Error.
 func (e *Engine) Translate(ctx context.Context, groups []string, mode Mode) (*TranslateResult, error) {
-	return e.translate(ctx, groups, mode, false)
+	res, err := e.translate(ctx, groups, mode, false)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.checkTargetRanges(ctx, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// checkTargetRanges sets OutOfRange (or Error, when the bounds cannot be
+// listed) on every row of res whose TargetOffset is outside its target
+// partition's [log start, end].
+func (e *Engine) checkTargetRanges(ctx context.Context, res *TranslateResult) error {
+	topics := map[string]bool{}
+	for _, g := range res.Groups {
+		for _, r := range g.Partitions {
+			if r.TargetOffset != nil && r.Error == "" {
+				topics[r.Topic] = true
+			}
+		}
+	}
+	if len(topics) == 0 {
+		return nil
+	}
+	adm, err := e.clients.Admin(e.flow.Target)
+	if err != nil {
+		return err
+	}
+	starts, ends, lerr := listOffsets(ctx, adm, e.flow.Target, keys(topics))
+	for gi := range res.Groups {
+		for i := range res.Groups[gi].Partitions {
+			r := &res.Groups[gi].Partitions[i]
+			if r.TargetOffset == nil || r.Error != "" {
+				continue
+			}
+			var s, en kadm.ListedOffset
+			ok := lerr == nil
+			if ok {
+				var ok1, ok2 bool
+				s, ok1 = starts.Lookup(r.Topic, r.Partition)
+				en, ok2 = ends.Lookup(r.Topic, r.Partition)
+				ok = ok1 && ok2 && s.Err == nil && en.Err == nil
+			}
+			at := *r.TargetOffset
+			switch {
+			case !ok:
+				why := "no answer for the partition"
+				switch {
+				case lerr != nil:
+					why = lerr.Error()
+				case s.Err != nil:
+					why = s.Err.Error()
+				case en.Err != nil:
+					why = en.Err.Error()
+				}
+				r.Error = fmt.Sprintf("log start and end of %s[%d] on %s unknown: %s", r.Topic, r.Partition, e.flow.Target, why)
+			case at > en.Offset:
+				r.OutOfRange = fmt.Sprintf("offset %d is past the end %d of %s[%d] on %s by %d: not a position there (a bad checkpoint?)", at, en.Offset, r.Topic, r.Partition, e.flow.Target, at-en.Offset)
+			case at < s.Offset:
+				r.OutOfRange = fmt.Sprintf("offset %d is below the log start %d of %s[%d] on %s by %d: those records were deleted (retention)", at, s.Offset, r.Topic, r.Partition, e.flow.Target, s.Offset-at)
+			}
+		}
+	}
+	return nil
 }
 
 // errSourceNotAsked is why a target-only translation has no source answer.

@@ -17,6 +17,7 @@ import (
 	"github.com/mirrorctl/mirrorctl/internal/cli"
 	"github.com/mirrorctl/mirrorctl/internal/cli/clitest"
 	"github.com/mirrorctl/mirrorctl/internal/iostreams"
+	"github.com/mirrorctl/mirrorctl/replicate/mm2"
 )
 
 // clusters counts the clusters started, so each has its own cluster ID (the
@@ -152,4 +153,32 @@ func TestTranslateGolden(t *testing.T) {
 			}
 		})
 	}
+	// A checkpoint no mirror could have written (downstream 2^50, past the
+	// end of the remote topic) is printed as read, flagged, and exits 3
+	// unless --allow-out-of-range.
+	t.Run("out of range", func(t *testing.T) {
+		wcl, err := kgo.NewClient(kgo.SeedBrokers(west.ListenAddrs()...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer wcl.Close()
+		ck := mm2.Checkpoint{Group: "bogus", Topic: "us-east.orders", Partition: 0, UpstreamOffset: 3, DownstreamOffset: 1 << 50}
+		k, _ := ck.MarshalKey()
+		v, _ := ck.MarshalValue()
+		if err := wcl.ProduceSync(ctx, &kgo.Record{Topic: "us-east.checkpoints.internal", Key: k, Value: v}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+		want := "offset 1125899906842624 is past the end 8 of us-east.orders[0] on eu-west by 1125899906842616: not a position there (a bad checkpoint?)"
+		code, stdout, stderr := run(false, "translate", "--group", "bogus", "--mode", "checkpoint", "-o", "json")
+		if code != 3 || !strings.Contains(stderr, "error: group bogus us-east.orders[0]: "+want) {
+			t.Fatalf("exit %d, stderr %q", code, stderr)
+		}
+		if !strings.Contains(stdout, `"target_offset": 1125899906842624`) || !strings.Contains(stdout, `"out_of_range": "`+want+`"`) {
+			t.Errorf("JSON does not carry the row as read with out_of_range:\n%s", stdout)
+		}
+		code, stdout, stderr = run(false, "translate", "--group", "bogus", "--mode", "checkpoint", "--allow-out-of-range")
+		if code != 0 || !strings.Contains(stderr, "warning: group bogus us-east.orders[0]: "+want) || !strings.Contains(stdout, "out of range: "+want) {
+			t.Fatalf("--allow-out-of-range: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+		}
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"log/slog"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -28,11 +29,12 @@ type TranslateOptions struct {
 	Logger  *slog.Logger
 	Now     func() time.Time // nil is time.Now
 
-	Source, Target string
-	Groups         []string // --group, repeatable
-	GroupsRE       string   // --groups
-	Mode           string   // --mode auto|checkpoint|exact
-	AllowEmpty     bool     // --allow-empty
+	Source, Target  string
+	Groups          []string // --group, repeatable
+	GroupsRE        string   // --groups
+	Mode            string   // --mode auto|checkpoint|exact
+	AllowEmpty      bool     // --allow-empty
+	AllowOutOfRange bool     // --allow-out-of-range
 }
 
 // NewCmdTranslate returns `mirrorctl translate`. If runF is non-nil it is
@@ -62,8 +64,11 @@ func NewCmdTranslate(f *cmdutil.Factory, runF func(*TranslateOptions) error) *co
 			"  1  a cluster could not be read\n" +
 			"  2  bad flags or an invalid mm2.properties\n" +
 			"  3  a named group has no committed offset on the flow's topics (it may\n" +
-			"     not exist; --allow-empty accepts this), or a group's or a row's\n" +
-			"     offsets could not be read (the row's error says why)",
+			"     not exist; --allow-empty accepts this), a group's or a row's\n" +
+			"     offsets could not be read (the row's error says why), or a row's\n" +
+			"     target offset is not a position on the target: past the end of its\n" +
+			"     partition (a bad checkpoint) or below its log start (--allow-out-of-range\n" +
+			"     accepts this; the row's out_of_range says which)",
 		Example: "$ mirrorctl translate --source us-east --target eu-west --group billing\n" +
 			"$ mirrorctl translate --source us-east --target eu-west --groups 'billing-.*' --mode exact -o json",
 		Args: cobra.NoArgs,
@@ -84,6 +89,7 @@ func NewCmdTranslate(f *cmdutil.Factory, runF func(*TranslateOptions) error) *co
 	fl.StringVar(&opts.GroupsRE, "groups", "", "Consumer groups whose name matches this `regex` (whole name, RE2)")
 	cmdutil.StringEnumFlag(cmd, fl, &opts.Mode, "mode", "", string(failover.ModeAuto), failover.Modes(), "Translation mode")
 	fl.BoolVar(&opts.AllowEmpty, "allow-empty", false, "Exit 0 for a named group with no committed offset (it is still reported)")
+	fl.BoolVar(&opts.AllowOutOfRange, "allow-out-of-range", false, "Exit 0 for rows whose target offset is outside the target partition (they are still reported)")
 	return cmd
 }
 
@@ -109,7 +115,7 @@ func runTranslate(ctx context.Context, opts *TranslateOptions) error {
 		cmdutil.Warnf(opts.IO, "source %s did not answer; rows come from checkpoints: %s", res.Source, res.SourceErr)
 	}
 	WarnEmpty(opts.IO, res)
-	failed := Failed(opts.IO, res, opts.AllowEmpty)
+	failed := Failed(opts.IO, res, opts.AllowEmpty, opts.AllowOutOfRange)
 	if opts.Output() == output.FormatJSON {
 		if err := output.WriteJSON(opts.IO.Out, Result{Envelope: output.NewEnvelope(), Source: res.Source, Target: res.Target, Groups: res.Groups}); err != nil {
 			return err
@@ -126,7 +132,11 @@ func runTranslate(ctx context.Context, opts *TranslateOptions) error {
 			if r.Sync != nil {
 				sync = strconv.FormatInt(r.Sync.Upstream, 10) + "->" + strconv.FormatInt(r.Sync.Downstream, 10)
 			}
-			t.AddRow(g.Group, r.SourceTopic, r.Topic, strconv.Itoa(int(r.Partition)), cmdutil.Opt(r.SourceOffset), cmdutil.Opt(r.TargetOffset), string(r.Mode), sync, cmdutil.Opt(r.Rereads), r.Reason)
+			reason := r.Reason
+			if r.OutOfRange != "" {
+				reason = strings.TrimPrefix(reason+"; out of range: "+r.OutOfRange, "; ")
+			}
+			t.AddRow(g.Group, r.SourceTopic, r.Topic, strconv.Itoa(int(r.Partition)), cmdutil.Opt(r.SourceOffset), cmdutil.Opt(r.TargetOffset), string(r.Mode), sync, cmdutil.Opt(r.Rereads), reason)
 		}
 	}
 	if err := t.Render(opts.IO, opts.Output()); err != nil {
@@ -140,8 +150,9 @@ func runTranslate(ctx context.Context, opts *TranslateOptions) error {
 
 // Failed writes to stderr, and reports, what makes translate exit 3: a
 // group whose commits could not be read, a row whose offsets could not be
-// read, and (unless allowEmpty) a group with no row at all.
-func Failed(io *iostreams.IOStreams, res *failover.TranslateResult, allowEmpty bool) bool {
+// read, (unless allowEmpty) a group with no row at all, and (unless
+// allowOutOfRange) a row whose target offset is outside its partition.
+func Failed(io *iostreams.IOStreams, res *failover.TranslateResult, allowEmpty, allowOutOfRange bool) bool {
 	failed := false
 	for _, g := range res.Groups {
 		if g.Error != "" {
@@ -153,6 +164,14 @@ func Failed(io *iostreams.IOStreams, res *failover.TranslateResult, allowEmpty b
 			if r.Error != "" {
 				cmdutil.Errorf(io, "group %s %s[%d]: %s", g.Group, r.Topic, r.Partition, r.Error)
 				failed = true
+			}
+			if r.OutOfRange != "" {
+				if allowOutOfRange {
+					cmdutil.Warnf(io, "group %s %s[%d]: %s", g.Group, r.Topic, r.Partition, r.OutOfRange)
+				} else {
+					cmdutil.Errorf(io, "group %s %s[%d]: %s", g.Group, r.Topic, r.Partition, r.OutOfRange)
+					failed = true
+				}
 			}
 		}
 		if len(g.Partitions) == 0 && !allowEmpty {
