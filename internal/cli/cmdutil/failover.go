@@ -29,11 +29,16 @@ type FailoverSetup struct {
 	// NoGroups: the command names no group (fence --topic): an empty
 	// list is not an error.
 	NoGroups bool
+	// NoClusterCheck skips the one-cluster check ([CheckOneCluster]): the
+	// command never asks the source (an unplanned failover), or the pair
+	// was checked already (the reverse flow of a checked one).
+	NoClusterCheck bool
 }
 
 // SetupFailover resolves the flow and builds the failover engine and the
 // group list shared by translate, failover and failback. Errors: the config's (exit 2), a
-// *FlagError for a bad --groups regex or one matching nothing, and
+// *config.Error when the flow's two aliases are one cluster ([CheckOneCluster],
+// exit 2), a *FlagError for a bad --groups regex or one matching nothing, and
 // cluster errors listing groups.
 func SetupFailover(ctx context.Context, o FailoverSetup) (*failover.Engine, *config.Config, []string, error) {
 	source, target, groups, groupsRE, io := o.Source, o.Target, o.Groups, o.GroupsRE, o.IO
@@ -57,6 +62,11 @@ func SetupFailover(ctx context.Context, o FailoverSetup) (*failover.Engine, *con
 	clients, err := o.Clients()
 	if err != nil {
 		return nil, nil, nil, err
+	}
+	if !o.NoClusterCheck {
+		if err := CheckOneCluster(ctx, cfg, clients, fl.Source, fl.Target); err != nil {
+			return nil, nil, nil, err
+		}
 	}
 	eng, err := failover.New(failover.Options{Flow: FlowConfig(cfg, fl), Clients: clients, Logger: o.Logger, Now: o.Now,
 		Progress: scanProgress(io)})

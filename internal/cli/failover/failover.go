@@ -78,7 +78,8 @@ const exitStatus = "EXIT STATUS\n\n" +
 	"       partition committed or unchanged (and verified with --verify); also\n" +
 	"       when the confirmation is declined: nothing is committed nor audited\n" +
 	"  1    a cluster could not be read or written\n" +
-	"  2    bad flags or an invalid mm2.properties\n" +
+	"  2    bad flags or an invalid mm2.properties, also two aliases of one\n" +
+	"       cluster (same cluster ID; not checked by the unplanned type)\n" +
 	"  3    a check failed: a precheck (group active, its state or offsets\n" +
 	"       unknown, a share group, lag over --max-lag, stale checkpoints, an\n" +
 	"       offset outside the partition), a named group with nothing to move\n" +

@@ -230,7 +230,8 @@ func (v *verb) exec(ctx context.Context) error {
 		return v.applySaved(ctx, t)
 	}
 	eng, cfg, groups, err := cmdutil.SetupFailover(ctx, cmdutil.FailoverSetup{Config: v.Config, Clients: v.Clients, Logger: v.Logger, Now: v.Now,
-		IO: v.IO, Source: v.Source, Target: v.Target, Groups: v.Groups, GroupsRE: v.GroupsRE, OnTarget: v.Back})
+		IO: v.IO, Source: v.Source, Target: v.Target, Groups: v.Groups, GroupsRE: v.GroupsRE, OnTarget: v.Back,
+		NoClusterCheck: t == failover.TypeUnplanned})
 	if err != nil {
 		return err
 	}
@@ -294,7 +295,7 @@ func reverseEngine(ctx context.Context, v *verb, cfg *config.Config, eng *failov
 		return nil, false
 	}
 	rev, _, _, err := cmdutil.SetupFailover(ctx, cmdutil.FailoverSetup{Config: v.Config, Clients: v.Clients, Logger: v.Logger, Now: v.Now,
-		IO: v.IO, Source: tgt, Target: src, Groups: groups})
+		IO: v.IO, Source: tgt, Target: src, Groups: groups, NoClusterCheck: true})
 	if err != nil {
 		cmdutil.Warnf(v.IO, "the reverse flow %s->%s cannot be used: %v", tgt, src, err)
 		return nil, false

@@ -97,7 +97,8 @@ func NewCmdLag(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 			"EXIT STATUS\n\n" +
 			"  0    no threshold breached (or none given)\n" +
 			"  1    a cluster could not be read\n" +
-			"  2    bad flags or an invalid mm2.properties\n" +
+			"  2    bad flags or an invalid mm2.properties, also two aliases of one\n" +
+			"       cluster (same cluster ID), as replicate refuses them\n" +
 			"  3    a threshold was breached (with --watch: in the last refresh), or a\n" +
 			"       --group has no checkpoint in the flow (unknown, or not checkpointed yet)\n" +
 			"  130  interrupted",
@@ -170,8 +171,28 @@ func Run(ctx context.Context, opts *Options) error {
 	if opts.FetchTimeout <= 0 {
 		opts.FetchTimeout = lagengine.DefaultFetchTimeout
 	}
+	// Two aliases of one cluster are refused as replicate refuses them; the
+	// look-up runs beside the first collection so a cluster that does not
+	// answer costs no extra wait.
+	var aliases []string
+	for _, f := range flows {
+		aliases = append(aliases, f.Source, f.Target)
+	}
+	idCheck := make(chan error, 1)
+	go func() { idCheck <- cmdutil.CheckOneCluster(ctx, cfg, clients, aliases...) }()
+	oneCluster := func() error {
+		if idCheck == nil {
+			return nil
+		}
+		err := <-idCheck
+		idCheck = nil
+		return err
+	}
 	if !opts.Watch {
 		res, err := Collect(ctx, opts, clients, flows)
+		if cerr := oneCluster(); cerr != nil {
+			return cerr
+		}
 		if err != nil {
 			return err
 		}
@@ -193,6 +214,9 @@ func Run(ctx context.Context, opts *Options) error {
 	defer t.Stop()
 	for i := 1; ; i++ {
 		res, err := Collect(ctx, opts, clients, flows)
+		if cerr := oneCluster(); cerr != nil {
+			return cerr
+		}
 		if err != nil {
 			return err
 		}

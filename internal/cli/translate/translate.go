@@ -62,7 +62,8 @@ func NewCmdTranslate(f *cmdutil.Factory, runF func(*TranslateOptions) error) *co
 			"EXIT STATUS\n\n" +
 			"  0  translated (rows without an answer carry a reason)\n" +
 			"  1  a cluster could not be read\n" +
-			"  2  bad flags or an invalid mm2.properties\n" +
+			"  2  bad flags or an invalid mm2.properties, also two aliases of one\n" +
+			"     cluster (same cluster ID), as replicate refuses them\n" +
 			"  3  a named group has no committed offset on the flow's topics (it may\n" +
 			"     not exist; --allow-empty accepts this), a group's or a row's\n" +
 			"     offsets could not be read (the row's error says why), or a row's\n" +
