@@ -6,12 +6,15 @@ import (
 	"hash"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/mirrorctl/mirrorctl/replicate"
 )
 
 // Content identifies a record for matching it with its copy on another
 // cluster: the copy keeps key, value, headers and (CreateTime) timestamp,
 // while its offset differs. No header of mirrorctl's own is needed, so copies
-// made by a real MirrorMaker 2 match too.
+// made by a real MirrorMaker 2 match too (and replicate.OriginHeader, which a
+// stamping flow adds, is ignored).
 type Content struct {
 	// Offset of the record in its own partition.
 	Offset int64
@@ -49,11 +52,15 @@ func (c Content) Matches(o Content) bool {
 
 // HeaderDigest is SHA-256 over each header in order: key length (4 bytes,
 // big-endian), key, value length (4 bytes), value, and a nil flag (1 when
-// the value is nil, else 0).
+// the value is nil, else 0). The provenance header replicate.OriginHeader is
+// left out: a stamping flow adds it to the copy, not to the original.
 func HeaderDigest(hs []kgo.RecordHeader) [32]byte {
 	h := sha256.New()
 	var n [4]byte
 	for _, hd := range hs {
+		if hd.Key == replicate.OriginHeader {
+			continue
+		}
 		binary.BigEndian.PutUint32(n[:], uint32(len(hd.Key)))
 		h.Write(n[:])
 		h.Write([]byte(hd.Key))

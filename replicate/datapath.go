@@ -210,6 +210,12 @@ func (w *worker) copyRecords(ctx context.Context, t *task, recs []*kgo.Record, l
 			t.mu.Unlock()
 			continue
 		}
+		if w.ring.closesRing(r) {
+			flush(i)
+			w.stopAtRing(t, r) // ring.go: stops here, nothing after r is sent
+			return
+		}
+		w.ring.stampCopy(r) // before the preflight: the header counts in the copy's size
 		if err := w.preflight(t, r, now); err != nil {
 			flush(i)
 			w.refuseBefore(t, r, err) // limits.go: stops here, nothing after r is sent

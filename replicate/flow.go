@@ -115,6 +115,13 @@ type FlowConfig struct {
 	// the target down (reverse.go). Needs EmitCheckpoints.
 	ReverseCheckpoints bool
 
+	// ProvenanceHeader is mirrorctl.provenance.header.enabled (mirrorctl's
+	// key, default false: copies stay byte for byte their source records):
+	// every copy carries [OriginHeader], the cluster ID the record was
+	// first written on, so that a ring closed by another configuration is
+	// stopped where it closes (ring.go).
+	ProvenanceHeader bool
+
 	// GroupID is the consumer group on the source through which the
 	// processes running this flow share its partitions (mirrorctl key
 	// mirrorctl.group.id; default "mirrorctl-<source>-<target>"). The flow

@@ -422,6 +422,10 @@ func (fr *flowRunner) readAtStart(ctx context.Context, snap *resumeSnapshot) (*P
 			plan, err = PlanFlow(ctx, cfg, w.io.src, w.io.tgt)
 			return err
 		},
+		func(ctx context.Context) (err error) {
+			w.ring, err = readRingGuard(ctx, cfg, w.io.src, w.io.tgt)
+			return err
+		},
 	}
 	if !fr.ignoreMM2 {
 		steps = append(steps, func(ctx context.Context) error { return refuseBesideMM2(ctx, cfg, fr.clients, fr.now) })

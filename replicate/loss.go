@@ -49,7 +49,7 @@ const (
 
 // LossKinds lists every [LossKind], so that metrics can start each series
 // at zero.
-var LossKinds = []LossKind{LossGap, LossSourceRecreated, LossTargetRecreated, LossRefused}
+var LossKinds = []LossKind{LossGap, LossSourceRecreated, LossTargetRecreated, LossRefused, LossRing}
 
 // LossEvent is one loss event of a source partition. Source offsets [From,
 // To) did not reach the target: Count of them (To-From; 0 when the partition

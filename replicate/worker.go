@@ -44,6 +44,7 @@ type worker struct {
 	run      runState
 	counts   flowCounts
 	lossLog  lossLimiter // loss.go
+	ring     ringGuard   // ring.go: read at start, then only read
 	fatal    func(err error)
 }
 

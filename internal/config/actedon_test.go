@@ -148,6 +148,8 @@ var actedOnKeys = []string{
 	"tasks.max", KeyGroupID, KeyProgressInterval,
 	// Reverse checkpoints (replicate/reverse.go).
 	KeyReverseCheckpoints,
+	// Copies stamped with their origin cluster (replicate/ring.go).
+	KeyProvenanceHeader,
 	// Exactly-once mode and its commit interval.
 	KeyExactlyOnce, KeyTransactionInterval,
 	// Where MM2 stopped, read when mirrorctl takes over a flow.

@@ -113,6 +113,10 @@ var knownKeys = map[string]keyInfo{
 	// checkpoints the target's groups on the remote topics back to the
 	// source, for failback with the target down.
 	KeyReverseCheckpoints: {kind: kBool, def: "false"},
+	// Copies carry the header naming the cluster a record was first written
+	// on, so that a ring closed by another configuration stops where it
+	// closes (replicate/ring.go). Off by default: copies stay byte-exact.
+	KeyProvenanceHeader: {kind: kBool, def: "false"},
 	// How often an exactly-once partition task commits the records it
 	// copied with the progress that covers them: what a read_committed
 	// consumer of the target waits, at most, past the copy.
@@ -178,6 +182,10 @@ const KeyGroupID = "mirrorctl.group.id"
 // key; KIP-1098 is not shipped by MM2): <target>.checkpoints.internal on the
 // source, read by `failback --mode checkpoint`.
 const KeyReverseCheckpoints = "mirrorctl.reverse.checkpoints.enabled"
+
+// KeyProvenanceHeader makes a flow stamp every copy with the
+// mirrorctl-origin header (mirrorctl's key, default false).
+const KeyProvenanceHeader = "mirrorctl.provenance.header.enabled"
 
 // deprecatedKeys maps the KIP-629 aliases (deprecated in 2.7, removed in
 // 4.0) to their new names. If both are set the new name wins, as

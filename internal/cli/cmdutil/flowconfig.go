@@ -51,6 +51,7 @@ func FlowConfig(cfg *config.Config, f *config.Flow) replicate.FlowConfig {
 	fc.SyncGroupOffsets = f.Bool("sync.group.offsets.enabled")
 	fc.SyncGroupOffsetsInterval = seconds("sync.group.offsets.interval.seconds")
 	fc.ReverseCheckpoints = f.Bool(config.KeyReverseCheckpoints)
+	fc.ProvenanceHeader = f.Bool(config.KeyProvenanceHeader)
 	fc.GroupID = f.String(config.KeyGroupID)
 	fc.TasksMax = int(f.Int("tasks.max"))
 	fc.ProgressInterval = time.Duration(f.Int(config.KeyProgressInterval)) * time.Millisecond
