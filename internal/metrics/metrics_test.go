@@ -341,6 +341,7 @@ func TestLossSeries(t *testing.T) {
 mirrorctl_records_skipped_total{partition="2",reason="gap",source="us-east",target="eu-west",topic="us-east.orders"} 0
 mirrorctl_records_skipped_total{partition="2",reason="recreated",source="us-east",target="eu-west",topic="us-east.orders"} 0
 mirrorctl_records_skipped_total{partition="2",reason="refused",source="us-east",target="eu-west",topic="us-east.orders"} 0
+mirrorctl_records_skipped_total{partition="2",reason="ring",source="us-east",target="eu-west",topic="us-east.orders"} 0
 mirrorctl_records_skipped_total{partition="2",reason="target-recreated",source="us-east",target="eu-west",topic="us-east.orders"} 0
 `
 	if err := testutil.CollectAndCompare(o, strings.NewReader(zero), RecordsSkipped); err != nil {
@@ -357,12 +358,14 @@ mirrorctl_records_skipped_total{partition="2",reason="target-recreated",source="
 mirrorctl_records_skipped_total{partition="2",reason="gap",source="us-east",target="eu-west",topic="us-east.orders"} 20
 mirrorctl_records_skipped_total{partition="2",reason="recreated",source="us-east",target="eu-west",topic="us-east.orders"} 0
 mirrorctl_records_skipped_total{partition="2",reason="refused",source="us-east",target="eu-west",topic="us-east.orders"} 0
+mirrorctl_records_skipped_total{partition="2",reason="ring",source="us-east",target="eu-west",topic="us-east.orders"} 0
 mirrorctl_records_skipped_total{partition="2",reason="target-recreated",source="us-east",target="eu-west",topic="us-east.orders"} 0
 # HELP mirrorctl_loss_events_total Loss events of the partition (records that will not reach the target, or a stop), by reason
 # TYPE mirrorctl_loss_events_total counter
 mirrorctl_loss_events_total{partition="2",reason="gap",source="us-east",target="eu-west",topic="us-east.orders"} 2
 mirrorctl_loss_events_total{partition="2",reason="recreated",source="us-east",target="eu-west",topic="us-east.orders"} 0
 mirrorctl_loss_events_total{partition="2",reason="refused",source="us-east",target="eu-west",topic="us-east.orders"} 0
+mirrorctl_loss_events_total{partition="2",reason="ring",source="us-east",target="eu-west",topic="us-east.orders"} 0
 mirrorctl_loss_events_total{partition="2",reason="target-recreated",source="us-east",target="eu-west",topic="us-east.orders"} 0
 `
 	if err := testutil.CollectAndCompare(o, strings.NewReader(want), RecordsSkipped, LossEvents); err != nil {
