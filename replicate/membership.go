@@ -313,6 +313,7 @@ func (fr *flowRunner) runMembership(ctx context.Context, topics []string) error 
 		}
 		switch why {
 		case leaveOverTasksMax:
+			// Info: the standby wait that follows warns, once.
 			fr.log.Info("stepping back to standby: the flow has more members than tasks.max", "tasks_max", fr.cfg.TasksMax, "member", fr.self)
 		case leaveFrozen:
 			fr.log.Info("joining the group again after the freeze", "member", fr.self)
@@ -434,7 +435,8 @@ func (fr *flowRunner) awaitSlot(ctx context.Context) error {
 		default:
 			if said != "standby" {
 				said = "standby"
-				fr.log.Info("standby: the flow has tasks.max members copying it; waiting for a free slot",
+				fr.log.Warn("standby: the flow has tasks.max members copying it; this process copies nothing until a slot is free "+
+					"(MM2's tasks.max counts Connect tasks, mirrorctl's the processes that copy: raise it to the number of processes, or 0 for any number)",
 					"group", fr.cfg.GroupID, "members", others, "tasks_max", fr.cfg.TasksMax)
 			}
 		}

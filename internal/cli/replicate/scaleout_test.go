@@ -588,6 +588,17 @@ func TestTwoProcessesStartedAtOnce(t *testing.T) {
 		roles := sa.Membership.Membership + "," + sb.Membership.Membership
 		return roles == "member,standby" || roles == "standby,member"
 	})
+	// The standby says so at the default log level (an MM2 file carried
+	// over with tasks.max = 1 copies on one replica only), and a dry run
+	// warns that another process would copy nothing.
+	const standbyLine = "warning: standby: the flow has tasks.max members copying it; this process copies nothing until a slot is free"
+	if !strings.Contains(a.stderr.String()+b.stderr.String(), standbyLine) {
+		t.Errorf("no process logged the standby warning %q", standbyLine)
+	}
+	if code, _, stderr := run(t, "replicate", "--dry-run", "-c", e.config); code != 0 ||
+		!strings.Contains(stderr, "tasks.max 1 admits 1 process copying and 1 run now: a process started on this file waits as a standby and copies nothing") {
+		t.Errorf("dry run: exit %d, no tasks.max warning: %s", code, stderr)
+	}
 	a.term(t)
 	b.term(t)
 	dups := checkAll(t, e, "us-east.orders", parts, n)
