@@ -10,6 +10,7 @@ import (
 	"github.com/mirrorctl/mirrorctl/internal/cli/cmdutil"
 	"github.com/mirrorctl/mirrorctl/internal/config"
 	"github.com/mirrorctl/mirrorctl/internal/output"
+	"github.com/mirrorctl/mirrorctl/replicate"
 	"github.com/mirrorctl/mirrorctl/replicate/mm2"
 	"github.com/mirrorctl/mirrorctl/replicate/policy"
 )
@@ -46,8 +47,11 @@ type CheckpointRow struct {
 // (the command streams it element by element with the same bytes).
 type CheckpointsResult struct {
 	output.Envelope
-	Checkpoints []CheckpointRow `json:"checkpoints"`
-	Skipped     []Skipped       `json:"skipped"`
+	// InternalTopic is the topic read: its name, cluster, and the name
+	// under the other KIP-949 naming (replicate.InternalTopic).
+	InternalTopic replicate.InternalTopic `json:"internal_topic"`
+	Checkpoints   []CheckpointRow         `json:"checkpoints"`
+	Skipped       []Skipped               `json:"skipped"`
 }
 
 // NewCmdCheckpoints returns the `checkpoints` command group with its `dump`
@@ -190,7 +194,7 @@ func runCheckpointsDump(ctx context.Context, opts *CheckpointsOptions) error {
 		}
 		p := fl.Policy()
 		topic := p.CheckpointsTopic(fl.Source)
-		return location{Alias: fl.Target, Topic: topic,
+		return location{Alias: fl.Target, Topic: topic, Kind: "checkpoints", Flow: fl.Name(), Policy: p,
 			Variant: internalVariant(p, topic, func(q policy.Policy) string { return q.CheckpointsTopic(fl.Source) }),
 			Hint:    "MM2 creates it when the flow " + fl.Name() + " is enabled and its checkpoint connector runs"}, nil
 	}

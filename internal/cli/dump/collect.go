@@ -11,6 +11,7 @@ import (
 	"github.com/mirrorctl/mirrorctl/internal/config"
 	"github.com/mirrorctl/mirrorctl/internal/output"
 	"github.com/mirrorctl/mirrorctl/replicate"
+	"github.com/mirrorctl/mirrorctl/replicate/policy"
 )
 
 // newGroupCmd returns the command group use (e.g. "checkpoints <command>")
@@ -93,9 +94,15 @@ func (k *keptRows[R, K]) order(cmp func(a, b *R) int) {
 // Variant and Hint go to checkTopic; Missing, when set, is called with the
 // *TopicNotFoundError checkTopic returns when Variant does not exist either,
 // and may improve its Hint.
+//
+// Kind (checkpoints, offset-syncs, heartbeats) names the topic in the
+// output's internal_topic; Flow and Policy, when the topic is a flow's, say
+// which naming it follows (cmdutil.NoteInternalTopics).
 type location struct {
 	Alias, Topic, Variant, Hint string
 	Missing                     func(ctx context.Context, clients replicate.Clients, nf *TopicNotFoundError)
+	Kind, Flow                  string
+	Policy                      policy.Policy
 }
 
 // runDump is the run every dump command shares: load the config (printing
@@ -128,13 +135,22 @@ func runDump(ctx context.Context, c *Common, locate func(*config.Config) (locati
 		}
 		return err
 	}
+	it := replicate.InternalTopic{Kind: loc.Kind, Cluster: loc.Alias, Topic: loc.Topic, Other: loc.Variant}
+	if loc.Policy != nil {
+		its := []replicate.InternalTopic{it}
+		replicate.LookUpOtherNaming(ctx, clients, its)
+		cmdutil.NoteInternalTopics(c.IO, loc.Flow, loc.Policy, its)
+		it = its[0]
+	}
 	prog, read := withProgress(ctx, c, clients, loc, read)
 	err = replicate.ReadInternalTopic(ctx, clients, loc.Alias, loc.Topic, read)
 	prog.Stop()
 	if err != nil {
 		return err
 	}
-	return render(c, finish())
+	s := finish()
+	s.internal = &it
+	return render(c, s)
 }
 
 // withProgress returns a progress bar on stderr (a no-op off a terminal) for

@@ -171,14 +171,14 @@ func runHeartbeatsDump(ctx context.Context, opts *HeartbeatsOptions) error {
 			if _, ok := cfg.Cluster(alias); !ok {
 				return location{}, cmdutil.FlagErrorf("--cluster %s: no such cluster in %s (clusters: %s)", alias, cfg.File, strings.Join(cfg.Clusters, ", "))
 			}
-			return location{Alias: alias, Topic: policy.HeartbeatsTopic,
+			return location{Alias: alias, Topic: policy.HeartbeatsTopic, Kind: "heartbeats",
 				Hint: "MM2 creates it on the target of every flow with emit.heartbeats.enabled = true"}, nil
 		}
 		fl, err := cmdutil.ResolveFlow(cfg, opts.Source, opts.Target)
 		if err != nil {
 			return location{}, err
 		}
-		return location{Alias: fl.Target, Topic: fl.Policy().HeartbeatsTopic(),
+		return location{Alias: fl.Target, Topic: fl.Policy().HeartbeatsTopic(), Kind: "heartbeats",
 			Hint: "MM2 creates it on " + fl.Target + " when " + fl.Name() + " has emit.heartbeats.enabled = true"}, nil
 	}
 	return runDump(ctx, &opts.Common, locate, func(r *kgo.Record) {

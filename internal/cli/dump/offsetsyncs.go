@@ -169,7 +169,7 @@ func runOffsetSyncsDump(ctx context.Context, opts *OffsetSyncsOptions) error {
 		if alias == fc.Source {
 			other = fc.Target
 		}
-		return location{Alias: alias, Topic: topic,
+		return location{Alias: alias, Topic: topic, Kind: "offset-syncs", Flow: fl.Name(), Policy: fc.Policy,
 			Variant: internalVariant(fc.Policy, topic, func(q policy.Policy) string { return q.OffsetSyncsTopic(other) }),
 			Hint: "offset-syncs.topic.location is " + fc.OffsetSyncsTopicLocation + " for " + fl.Name() +
 				"; it must match the MM2 that wrote the syncs, and emit.offset-syncs.enabled must be true there",

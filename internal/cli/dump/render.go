@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mirrorctl/mirrorctl/internal/output"
+	"github.com/mirrorctl/mirrorctl/replicate"
 )
 
 // column is one field of a dump's rows, declared once for every output
@@ -48,6 +49,9 @@ type sheet struct {
 	cols    []column
 	n       int
 	skipped []Skipped
+	// internal is the topic read, written as the JSON document's
+	// internal_topic (nil: left out).
+	internal *replicate.InternalTopic
 }
 
 // names are the CSV header and JSON field names, in column order. TSV
@@ -156,7 +160,7 @@ func plainJSON(s string) bool {
 
 // render writes s to c.IO.Out in the -o format and summarises skipped
 // records on stderr:
-//   - json: {"schema_version":1,"<jsonKey>":[...],"skipped":[...]}, written
+//   - json: {"schema_version":1,"internal_topic":{...},"<jsonKey>":[...],"skipped":[...]}, written
 //     element by element, byte-identical to output.WriteJSON of the whole
 //     document;
 //   - csv: RFC 4180 with a header of the JSON field names;
@@ -242,6 +246,18 @@ func writeJSONStream(w *bufio.Writer, s *sheet) error {
 		return nil
 	}
 	fmt.Fprintf(w, "{\n  \"schema_version\": %d,\n", output.SchemaVersion)
+	if s.internal != nil {
+		buf.Reset()
+		ienc := json.NewEncoder(&buf)
+		ienc.SetIndent("  ", "  ")
+		ienc.SetEscapeHTML(false)
+		if err := ienc.Encode(s.internal); err != nil {
+			return fmt.Errorf("writing JSON: internal_topic: %w", err)
+		}
+		w.WriteString("  \"internal_topic\": ")
+		w.Write(output.SafeJSON(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))))
+		w.WriteString(",\n")
+	}
 	if err := array(s.jsonKey, s.n, func(i int) error { return s.writeJSON(i, &buf, senc, &scratch) }, false); err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mirrorctl/mirrorctl/internal/iostreams"
 	"github.com/mirrorctl/mirrorctl/internal/output"
+	"github.com/mirrorctl/mirrorctl/replicate"
 	"github.com/mirrorctl/mirrorctl/replicate/mm2"
 )
 
@@ -38,7 +39,9 @@ func TestStreamMatchesOutputPackage(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := CheckpointsResult{Envelope: output.NewEnvelope(), Checkpoints: []CheckpointRow{}, Skipped: []Skipped{}}
+			n := int64(12)
+			it := replicate.InternalTopic{Kind: "checkpoints", Cluster: "eu-west", Topic: "us-east_checkpoints_internal", Other: "us-east.checkpoints.internal", OtherRecords: &n}
+			want := CheckpointsResult{Envelope: output.NewEnvelope(), InternalTopic: it, Checkpoints: []CheckpointRow{}, Skipped: []Skipped{}}
 			tbl := output.NewTable("group", "topic", "partition", "upstream_offset", "downstream_offset", "metadata", "timestamp", "record_offset")
 			ts := t0.UnixMilli()
 			for i, c := range cps[:tt.records] {
@@ -61,7 +64,9 @@ func TestStreamMatchesOutputPackage(t *testing.T) {
 			for _, format := range []output.Format{output.FormatJSON, output.FormatCSV, output.FormatTable} {
 				ios, _, got, _ := iostreams.Test()
 				c := &Common{IO: ios, Output: func() output.Format { return format }, Now: func() time.Time { return testNow }}
-				if err := render(c, col.sheet()); err != nil {
+				sh := col.sheet()
+				sh.internal = &it
+				if err := render(c, sh); err != nil {
 					t.Fatal(err)
 				}
 				wantIO, _, wantOut, _ := iostreams.Test()

@@ -59,8 +59,11 @@ type Options struct {
 // with --watch).
 type Result struct {
 	output.Envelope
-	Flows    []lagengine.FlowLag `json:"flows"`
-	Breaches []lagengine.Breach  `json:"breaches"`
+	// InternalTopics are the progress, offset-syncs and heartbeats topics
+	// read, per flow (replicate.InternalTopic).
+	InternalTopics []replicate.InternalTopic `json:"internal_topics"`
+	Flows          []lagengine.FlowLag       `json:"flows"`
+	Breaches       []lagengine.Breach        `json:"breaches"`
 }
 
 // NewCmdLag returns `mirrorctl lag`. If runF is non-nil it is called with
@@ -178,6 +181,10 @@ func Run(ctx context.Context, opts *Options) error {
 	for _, f := range flows {
 		aliases = append(aliases, f.Source, f.Target)
 	}
+	internal := []replicate.InternalTopic{}
+	for _, f := range flows {
+		internal = append(internal, cmdutil.InternalTopics(ctx, opts.IO, clients, f, "progress", "offset-syncs", "heartbeats")...)
+	}
 	idCheck := make(chan error, 1)
 	go func() { idCheck <- cmdutil.CheckOneCluster(ctx, cfg, clients, aliases...) }()
 	oneCluster := func() error {
@@ -196,6 +203,7 @@ func Run(ctx context.Context, opts *Options) error {
 		if err != nil {
 			return err
 		}
+		res.InternalTopics = internal
 		warnSourceDown(opts, res)
 		if opts.Output() == output.FormatJSON {
 			if err := output.WriteJSON(opts.IO.Out, res); err != nil {
@@ -220,6 +228,7 @@ func Run(ctx context.Context, opts *Options) error {
 		if err != nil {
 			return err
 		}
+		res.InternalTopics = internal
 		if jsonLines {
 			err = output.WriteJSONLine(opts.IO.Out, res)
 		} else {
@@ -301,7 +310,7 @@ func selectFlows(cfg *config.Config, source, target string) ([]replicate.FlowCon
 // thresholds (lag.Evaluate). Errors name the flow, cluster and topic that
 // could not be read.
 func Collect(ctx context.Context, opts *Options, clients replicate.Clients, flows []replicate.FlowConfig) (Result, error) {
-	res := Result{Envelope: output.NewEnvelope(), Flows: []lagengine.FlowLag{}, Breaches: []lagengine.Breach{}}
+	res := Result{Envelope: output.NewEnvelope(), InternalTopics: []replicate.InternalTopic{}, Flows: []lagengine.FlowLag{}, Breaches: []lagengine.Breach{}}
 	ro := lagengine.Options{Now: opts.Now(), Groups: opts.Groups, FetchTimeout: opts.FetchTimeout}
 	th := lagengine.Thresholds{MaxLatency: opts.MaxLatency, MaxRecords: opts.MaxRecords, StaleAfter: opts.StaleAfter}
 	for _, fc := range flows {

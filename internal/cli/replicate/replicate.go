@@ -195,6 +195,9 @@ type PlanResult struct {
 	// than their source topic's (replicate.PlanLimits): a record the
 	// source holds may be refused there, stopping its partition.
 	LimitDifferences []replicate.LimitDifference `json:"limit_differences"`
+	// InternalTopics are, per flow, the internal topics the run would read
+	// and write, by name (replicate.InternalTopic).
+	InternalTopics []replicate.InternalTopic `json:"internal_topics"`
 }
 
 // FlowResume is one flow's resume points (replicate.PlanResume) and what
@@ -439,7 +442,8 @@ func onceProgress(ctx context.Context, opts *ReplicateOptions, m *replicate.Mirr
 }
 
 func dryRun(ctx context.Context, opts *ReplicateOptions, flows []replicate.FlowConfig, clients replicate.Clients) error {
-	res := PlanResult{Envelope: output.NewEnvelope(), Flows: []*replicate.Plan{}, Members: []FlowMembers{}, Resume: []FlowResume{}, LimitDifferences: []replicate.LimitDifference{}}
+	res := PlanResult{Envelope: output.NewEnvelope(), Flows: []*replicate.Plan{}, Members: []FlowMembers{}, Resume: []FlowResume{}, LimitDifferences: []replicate.LimitDifference{},
+		InternalTopics: []replicate.InternalTopic{}}
 	cfg, err := opts.Config()
 	if err != nil {
 		return err
@@ -470,6 +474,7 @@ func dryRun(ctx context.Context, opts *ReplicateOptions, flows []replicate.FlowC
 			return err
 		}
 		res.Flows = append(res.Flows, plan)
+		res.InternalTopics = append(res.InternalTopics, cmdutil.InternalTopics(ctx, opts.IO, clients, f)...)
 		diffs, err := replicate.PlanLimits(ctx, plan, src, tgt)
 		if err != nil {
 			cmdutil.Warnf(opts.IO, "flow %s: topic limits not compared: %v", f.Name(), err)

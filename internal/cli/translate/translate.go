@@ -97,13 +97,16 @@ func NewCmdTranslate(f *cmdutil.Factory, runF func(*TranslateOptions) error) *co
 // Result is the JSON document of `translate -o json`.
 type Result struct {
 	output.Envelope
-	Source string                      `json:"source"`
-	Target string                      `json:"target"`
-	Groups []failover.GroupTranslation `json:"groups"`
+	Source string `json:"source"`
+	Target string `json:"target"`
+	// InternalTopics are the checkpoints and offset-syncs topics read, by
+	// name (replicate.InternalTopic).
+	InternalTopics []replicate.InternalTopic   `json:"internal_topics"`
+	Groups         []failover.GroupTranslation `json:"groups"`
 }
 
 func runTranslate(ctx context.Context, opts *TranslateOptions) error {
-	eng, _, groups, err := cmdutil.SetupFailover(ctx, cmdutil.FailoverSetup{Config: opts.Config, Clients: opts.Clients, Logger: opts.Logger, Now: opts.Now,
+	eng, cfg, groups, err := cmdutil.SetupFailover(ctx, cmdutil.FailoverSetup{Config: opts.Config, Clients: opts.Clients, Logger: opts.Logger, Now: opts.Now,
 		IO: opts.IO, Source: opts.Source, Target: opts.Target, Groups: opts.Groups, GroupsRE: opts.GroupsRE})
 	if err != nil {
 		return err
@@ -112,13 +115,21 @@ func runTranslate(ctx context.Context, opts *TranslateOptions) error {
 	if err != nil {
 		return err
 	}
+	internal := []replicate.InternalTopic{}
+	if src, tgt := eng.Flow(); cfg != nil {
+		if fl, ok := cfg.Flow(src, tgt); ok {
+			if clients, err := opts.Clients(); err == nil {
+				internal = cmdutil.InternalTopics(ctx, opts.IO, clients, cmdutil.FlowConfig(cfg, fl), "checkpoints", "offset-syncs")
+			}
+		}
+	}
 	if res.SourceDown {
 		cmdutil.Warnf(opts.IO, "source %s did not answer; rows come from checkpoints: %s", res.Source, res.SourceErr)
 	}
 	WarnEmpty(opts.IO, res)
 	failed := Failed(opts.IO, res, opts.AllowEmpty, opts.AllowOutOfRange)
 	if opts.Output() == output.FormatJSON {
-		if err := output.WriteJSON(opts.IO.Out, Result{Envelope: output.NewEnvelope(), Source: res.Source, Target: res.Target, Groups: res.Groups}); err != nil {
+		if err := output.WriteJSON(opts.IO.Out, Result{Envelope: output.NewEnvelope(), Source: res.Source, Target: res.Target, InternalTopics: internal, Groups: res.Groups}); err != nil {
 			return err
 		}
 		if failed {
