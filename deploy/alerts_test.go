@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"net/http/httptest"
@@ -215,10 +216,12 @@ func aggregate(op string, by []string, vec []sample) []sample {
 // three partitions: orders[0] copied 3 records and then stopped on a
 // refused record while the source went on to 20; payments[0] lost 150
 // records to retention 10 minutes ago (copying on); audit[0] is idle and
-// caught up. At the end: MirrorPartitionStopped and MirrorNotCopying fire
-// for orders, MirrorRecordRateDroppedToZero for orders (it copied an hour
-// ago), MirrorRecordsSkipped for payments; nothing fires for the idle
-// audit, nor MirrorFlowDown, the latency or checkpoint alerts.
+// caught up; the target eu-west has been unreachable for 3 minutes. At the
+// end: MirrorPartitionStopped and MirrorNotCopying fire for orders,
+// MirrorRecordRateDroppedToZero for orders (it copied an hour ago),
+// MirrorRecordsSkipped for payments, MirrorClusterUnreachable for eu-west;
+// nothing fires for the idle audit, nor MirrorFlowDown, the latency or
+// checkpoint alerts.
 func TestAlertRulesFire(t *testing.T) {
 	b, err := os.ReadFile("prometheus/mirrorctl-alerts.yml")
 	if err != nil {
@@ -251,6 +254,8 @@ func TestAlertRulesFire(t *testing.T) {
 	payments.(replicate.LossObserver).Loss(replicate.LossEvent{Kind: replicate.LossGap, From: 100, To: 250, Count: 150})
 	payments.(replicate.PositionObserver).Position(250, 250)
 	orders.(replicate.PositionObserver).Position(3, 20) // the source went on; the stopped task did not
+	o.ClusterReachable("us-east", true, start, nil)
+	o.ClusterReachable("eu-west", false, start.Add(58*time.Minute), errors.New("no answer within 5s"))
 	now = start.Add(time.Hour + time.Second)
 	sc[0] = scrape(t, o)
 
@@ -259,6 +264,7 @@ func TestAlertRulesFire(t *testing.T) {
 		"MirrorNotCopying":              {`{source="us-east",target="eu-west",topic="us-east.orders"}`},
 		"MirrorRecordRateDroppedToZero": {`{source="us-east",target="eu-west",topic="us-east.orders"}`},
 		"MirrorRecordsSkipped":          {`{partition="0",reason="gap",source="us-east",target="eu-west",topic="us-east.payments"}`},
+		"MirrorClusterUnreachable":      {`{cluster="eu-west"}`},
 	}
 	seen := 0
 	for _, g := range rf.Groups {
@@ -283,8 +289,8 @@ func TestAlertRulesFire(t *testing.T) {
 	for a := range want {
 		t.Errorf("alert %s is not in the rules file", a)
 	}
-	if seen < 7 {
-		t.Errorf("%d rules evaluated, want every rule of the file (7)", seen)
+	if seen < 8 {
+		t.Errorf("%d rules evaluated, want every rule of the file (8)", seen)
 	}
 	// The idle partition has its series, at 0 behind and up.
 	for _, name := range []string{metrics.RecordsBehind, metrics.PartitionUp} {

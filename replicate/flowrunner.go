@@ -61,13 +61,16 @@ type flowEnv struct {
 	// groups, "" for dynamic membership (Options.InstanceID).
 	instanceID string
 	ignoreMM2  bool // Options.IgnoreLiveMM2
+	// reach is the process's view of its clusters' reachability, which
+	// the worker's probes feed (health.go, reach.go); shared by the flows.
+	reach *reachability
 }
 
-func newFlowRunner(f FlowConfig, opts Options, log *slog.Logger, observing bool) *flowRunner {
+func newFlowRunner(f FlowConfig, opts Options, log *slog.Logger, observing bool, reach *reachability) *flowRunner {
 	flog := log.With("flow", f.Name())
 	stop := newStopBudget(opts.StopBudget, flog)
 	env := flowEnv{cfg: f, clients: stopClients{opts.Clients, stop}, log: flog, now: opts.Now, once: opts.Once, obs: opts.Observer, observing: observing,
-		stop: stop, instanceID: opts.InstanceID, ignoreMM2: opts.IgnoreLiveMM2}
+		stop: stop, instanceID: opts.InstanceID, ignoreMM2: opts.IgnoreLiveMM2, reach: reach}
 	fr := &flowRunner{flowEnv: env, dataDone: make(chan struct{}), membership: MemberJoining, subscribed: map[string]bool{}}
 	if f.Enabled {
 		fr.worker = newWorker(env)

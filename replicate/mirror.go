@@ -114,11 +114,12 @@ func (m *Mirror) Run(ctx context.Context) error {
 		_, nop := m.opts.Observer.(nopObserver)
 		return !nop
 	}()
+	reach := newReachability(m.log, m.opts.Observer)
 	for _, f := range m.opts.Flows {
 		if !f.Enabled && !f.EmitHeartbeats {
 			continue
 		}
-		r := newFlowRunner(f, m.opts, m.log, observing)
+		r := newFlowRunner(f, m.opts, m.log, observing, reach)
 		r.beats = beats
 		m.mu.Lock()
 		m.runners = append(m.runners, r)

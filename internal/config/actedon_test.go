@@ -156,9 +156,9 @@ var actedOnKeys = []string{
 	"offset.storage.topic", KeyMM2OffsetsTopic, KeyMM2Connector, KeyMM2ConnectGroup, KeyResumeUnknown,
 	// A recreated source topic (replicate/topicid.go).
 	KeySourceRecreated,
-	// The replicate process's static membership and stop budget
-	// (internal/cli/replicate).
-	KeyInstanceID, KeyStopBudget,
+	// The replicate process's static membership, stop budget and the
+	// grace of an unreachable cluster (internal/cli/replicate).
+	KeyInstanceID, KeyStopBudget, KeyUnreachableGrace,
 }
 
 // TestExactlyOnceErrors: what mirrorctl cannot honour is a config error

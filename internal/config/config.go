@@ -202,7 +202,7 @@ func Parse(name string, r io.Reader, opts ...Option) (*Config, error) {
 }
 
 // Process returns a top-level-only key of mirrorctl's own (KeyInstanceID,
-// KeyStopBudget): its value (the default when unset), the line it was set
+// KeyStopBudget, KeyUnreachableGrace): its value (the default when unset), the line it was set
 // on (0 when unset), and whether the key is one.
 func (c *Config) Process(key string) (value string, line int, ok bool) {
 	ki, known := knownKeys[key]

@@ -126,6 +126,9 @@ var knownKeys = map[string]keyInfo{
 	// CLI's default names the host and a slot) and the stop budget, in ms.
 	KeyInstanceID: {kind: kString, scope: scopeTop},
 	KeyStopBudget: {kind: kInt, scope: scopeTop, def: "10000", min: 100, hasMin: true},
+	// How long, in ms, a cluster of the process's flows may stay
+	// unreachable before the process is not ready (/readyz 503).
+	KeyUnreachableGrace: {kind: kInt, scope: scopeTop, def: "15000", min: 0, hasMin: true},
 	// Taking over from MM2 (replicate/mm2resume.go): where MM2's Connect
 	// source offsets are, under which connector name, MM2's Connect worker
 	// group (defaults per flow, filled in by the CLI), and what a partition
@@ -174,6 +177,12 @@ const KeyInstanceID = "mirrorctl.instance.id"
 // KeyStopBudget bounds, in ms, how long a replicate process takes to stop
 // (mirrorctl's key, top level only).
 const KeyStopBudget = "mirrorctl.stop.budget.ms"
+
+// KeyUnreachableGrace is how long, in ms, a replicate process may fail to
+// reach a source or target cluster of its flows before its /readyz answers
+// 503 naming the cluster (mirrorctl's key, top level only; default 15000, 0
+// fails readiness at the first failed probe).
+const KeyUnreachableGrace = "mirrorctl.health.unreachable.grace.ms"
 
 // KeyGroupID names the consumer group of a flow (mirrorctl's key, not MM2's).
 const KeyGroupID = "mirrorctl.group.id"

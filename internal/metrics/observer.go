@@ -18,7 +18,8 @@
 //
 // plus what MM2 lacks:
 //
-//	mirrorctl_records_behind          source high watermark - next offset acknowledged (records), per partition
+//	mirrorctl_records_behind          source high watermark - next offset acknowledged (records), per partition; absent while it is unknown (before the first listing, and while the source cluster is unreachable)
+//	mirrorctl_cluster_reachable       1 while this process's probes of the cluster succeed, 0 from the first failed one until one succeeds again, per cluster alias
 //	mirrorctl_checkpoint_age_seconds  now - the last source listing at which the group's checkpoint was written or found current (an idle group's repeats), per flow and group
 //	mirrorctl_flow_up                 1 while the flow copies, 0 once it stopped, per flow
 //	mirrorctl_flow_leader             1 while this process leads the flow, else 0, per flow
@@ -40,6 +41,7 @@
 package metrics
 
 import (
+	"fmt"
 	"math"
 	"sort"
 	"strconv"
@@ -82,6 +84,7 @@ const (
 	LossEvents           = "mirrorctl_loss_events_total"
 	InvalidInternal      = "mirrorctl_invalid_internal_records_total"
 	Transactions         = "mirrorctl_transactions_total"
+	ClusterReachable     = "mirrorctl_cluster_reachable"
 	suffixMin, suffixMax = "_min", "_max"
 	suffixAvg            = "_avg"
 	helpWindow           = " (Kafka Metrics window: 2 samples x 30 s)"
@@ -117,6 +120,7 @@ var (
 	dSkipped     = desc(RecordsSkipped, "Source offsets of the partition that will not reach the target (deleted before they were copied, topic recreated, ...), by reason", lossLabels)
 	dInvalid     = desc(InvalidInternal, "Internal records (checkpoints, group offsets from them) whose target offset the remote partition cannot hold; counted, never acted on", []string{"source", "target", "kind"})
 	dLossEvents  = desc(LossEvents, "Loss events of the partition (records that will not reach the target, or a stop), by reason", lossLabels)
+	dReachable   = desc(ClusterReachable, "1 while this process's probes of the cluster (every 5 s, at most 5 s each) succeed, 0 from the first failed probe until one succeeds", []string{"cluster"})
 	dTxn         = desc(Transactions, "Exactly-once target transactions this process's partition tasks ended, committed or aborted (fenced ones included)", []string{"source", "target", "result"})
 )
 
@@ -137,12 +141,27 @@ type Observer struct {
 	inval  map[[3]string]int64
 	txns   map[[3]string]int64
 	member func() []replicate.FlowStatus
+	reach  map[string]reachState // by cluster alias
+	grace  time.Duration         // how long a cluster may be unreachable before /readyz fails
 }
 
+// reachState is one cluster's reachability (replicate.ReachabilityObserver).
+type reachState struct {
+	reachable bool
+	since     time.Time
+	err       string
+}
+
+// DefaultUnreachableGrace is how long a cluster may be unreachable before
+// the process is not ready ([Observer.SetUnreachableGrace]; mirrorctl's key
+// mirrorctl.health.unreachable.grace.ms).
+const DefaultUnreachableGrace = 15 * time.Second
+
 var (
-	_ replicate.Observer            = (*Observer)(nil)
-	_ replicate.TransactionObserver = (*Observer)(nil)
-	_ replicate.PartitionCloser     = (*Partition)(nil)
+	_ replicate.Observer             = (*Observer)(nil)
+	_ replicate.TransactionObserver  = (*Observer)(nil)
+	_ replicate.ReachabilityObserver = (*Observer)(nil)
+	_ replicate.PartitionCloser      = (*Partition)(nil)
 )
 
 // New returns an empty Observer. now is the clock (nil is time.Now); tests
@@ -161,7 +180,45 @@ func New(now func() time.Time) *Observer {
 		rebal:  make(map[[3]string]int64),
 		inval:  make(map[[3]string]int64),
 		txns:   make(map[[3]string]int64),
+		reach:  make(map[string]reachState),
+		grace:  DefaultUnreachableGrace,
 	}
+}
+
+// SetUnreachableGrace sets how long a cluster may stay unreachable before
+// [Observer.Ready] is false (/readyz 503), overriding the default
+// [DefaultUnreachableGrace]; 0 fails readiness at the first failed probe.
+// The gauge mirrorctl_cluster_reachable and records_behind do not wait for
+// it.
+func (o *Observer) SetUnreachableGrace(d time.Duration) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.grace = max(0, d)
+}
+
+// ClusterReachable records whether this process reaches cluster: false from
+// since (the start of the first failed probe) with the probe's error, true
+// from since. While a cluster is unreachable, mirrorctl_cluster_reachable is
+// 0, the partitions whose source it is have no mirrorctl_records_behind
+// series (their source end offsets are unknown) and records_behind -1 in
+// /status, and, once the outage is longer than the grace
+// ([Observer.SetUnreachableGrace]), the process is not ready. It implements
+// replicate.ReachabilityObserver.
+func (o *Observer) ClusterReachable(cluster string, reachable bool, since time.Time, err error) {
+	st := reachState{reachable: reachable, since: since}
+	if err != nil {
+		st.err = err.Error()
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.reach[cluster] = st
+}
+
+// unreachable reports whether cluster is known to be unreachable; o.mu is
+// held.
+func (o *Observer) unreachable(cluster string) bool {
+	st, ok := o.reach[cluster]
+	return ok && !st.reachable
 }
 
 // Partition returns the series of one copied partition for one partition
@@ -408,7 +465,8 @@ type PartitionStatus struct {
 	// Next is the next source offset after the last acknowledged copy; -1
 	// before the first acknowledgement.
 	Next int64 `json:"next_offset"`
-	// RecordsBehind is HighWatermark - Next, or -1 when either is unknown.
+	// RecordsBehind is HighWatermark - Next, or -1 when either is unknown
+	// or the source cluster is unreachable.
 	RecordsBehind int64 `json:"records_behind"`
 	Records       int64 `json:"records"` // acknowledged in this run
 	Bytes         int64 `json:"bytes"`   // value bytes polled in this run
@@ -437,9 +495,26 @@ type FlowStatus struct {
 
 // Status is the /status document.
 type Status struct {
-	SchemaVersion int          `json:"schema_version"`
-	Ready         bool         `json:"ready"`
-	Flows         []FlowStatus `json:"flows"`
+	SchemaVersion int  `json:"schema_version"`
+	Ready         bool `json:"ready"`
+	// NotReady is why Ready is false ([Observer.NotReady]); absent when
+	// ready.
+	NotReady []string     `json:"not_ready,omitempty"`
+	Flows    []FlowStatus `json:"flows"`
+	// Clusters is every cluster this process probed, by alias.
+	Clusters []ClusterStatus `json:"clusters"`
+}
+
+// ClusterStatus is one cluster's reachability in [Status].
+type ClusterStatus struct {
+	Cluster   string `json:"cluster"`
+	Reachable bool   `json:"reachable"`
+	// Since is when the cluster became unreachable (the start of the
+	// first failed probe) or reachable (the end of the first successful
+	// probe), RFC 3339.
+	Since time.Time `json:"since"`
+	// Error is the failed probe's error while unreachable.
+	Error string `json:"error,omitempty"`
 }
 
 // partSnap is a consistent reading of a Partition.
@@ -498,22 +573,49 @@ func (p *Partition) snapshot(now int64) partSnap {
 }
 
 // Ready reports whether at least one flow started, every flow that started
-// is still up (connected and copying), and no partition of this process is
-// stopped (see [Observer.Stopped]).
-func (o *Observer) Ready() bool {
+// is still up (connected and copying), no cluster has been unreachable for
+// longer than the grace ([Observer.SetUnreachableGrace]) and no partition of
+// this process is stopped (see [Observer.Stopped]). [Observer.NotReady]
+// says why not.
+func (o *Observer) Ready() bool { return len(o.NotReady()) == 0 }
+
+// NotReady returns why the process is not ready, one reason a string, or
+// nil when it is: "no flow started", "flow <source>-><target> down",
+// "cluster <alias> unreachable since <RFC 3339 time> (<length>, over the
+// <grace> grace): <probe error>", "<n> partitions stopped: <topic>[<p>],
+// ...". Reasons are sorted within each kind.
+func (o *Observer) NotReady() []string {
+	now := o.now()
 	o.mu.Lock()
+	var out []string
 	if len(o.flows) == 0 {
-		o.mu.Unlock()
-		return false
+		out = append(out, "no flow started")
 	}
-	for _, up := range o.flows {
+	var down []string
+	for k, up := range o.flows {
 		if !up {
-			o.mu.Unlock()
-			return false
+			down = append(down, "flow "+k[0]+"->"+k[1]+" down")
+		}
+	}
+	sort.Strings(down)
+	out = append(out, down...)
+	var clusters []string
+	for c := range o.reach {
+		clusters = append(clusters, c)
+	}
+	sort.Strings(clusters)
+	for _, c := range clusters {
+		st := o.reach[c]
+		if d := now.Sub(st.since); !st.reachable && d > o.grace {
+			out = append(out, fmt.Sprintf("cluster %s unreachable since %s (%s, over the %s grace): %s",
+				c, st.since.UTC().Format(time.RFC3339), d.Round(time.Second), o.grace, st.err))
 		}
 	}
 	o.mu.Unlock()
-	return len(o.Stopped()) == 0
+	if stopped := o.Stopped(); len(stopped) > 0 {
+		out = append(out, fmt.Sprintf("%d partitions stopped: %s", len(stopped), strings.Join(stopped, ", ")))
+	}
+	return out
 }
 
 // Stopped returns the partitions a loss event stopped in this process, as
@@ -542,8 +644,17 @@ func (o *Observer) Stopped() []string {
 // topic and partition.
 func (o *Observer) Status() Status {
 	now := o.now().UnixNano()
-	st := Status{SchemaVersion: 1, Ready: o.Ready(), Flows: []FlowStatus{}}
+	st := Status{SchemaVersion: 1, NotReady: o.NotReady(), Flows: []FlowStatus{}, Clusters: []ClusterStatus{}}
+	st.Ready = len(st.NotReady) == 0
 	o.mu.Lock()
+	for c, r := range o.reach {
+		st.Clusters = append(st.Clusters, ClusterStatus{Cluster: c, Reachable: r.reachable, Since: r.since.UTC(), Error: r.err})
+	}
+	sort.Slice(st.Clusters, func(i, j int) bool { return st.Clusters[i].Cluster < st.Clusters[j].Cluster })
+	srcDown := map[string]bool{}
+	for c := range o.reach {
+		srcDown[c] = o.unreachable(c)
+	}
 	byFlow := map[[2]string]*FlowStatus{}
 	flow := func(k [2]string) *FlowStatus {
 		f := byFlow[k]
@@ -578,6 +689,9 @@ func (o *Observer) Status() Status {
 	for _, p := range parts {
 		s := p.snapshot(now)
 		n, _ := strconv.Atoi(p.labels[3])
+		if srcDown[p.labels[0]] {
+			s.behind = -1 // the source's end offsets are unknown while it is unreachable
+		}
 		ps := PartitionStatus{Topic: p.labels[2], Partition: int32(n), HighWatermark: s.hwm, Next: s.next,
 			RecordsBehind: s.behind, Records: s.records, Bytes: s.bytes, State: s.state, Losses: s.losses}
 		for _, n := range s.skipped {
@@ -612,7 +726,7 @@ func (o *Observer) Status() Status {
 
 // Describe implements prometheus.Collector.
 func (o *Observer) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{dRecordCount, dRecordRate, dByteCount, dByteRate, dBehind, dCkAge, dFlowUp, dLeader, dRebalance, dPartUp, dSkipped, dLossEvents, dInvalid, dTxn} {
+	for _, d := range []*prometheus.Desc{dRecordCount, dRecordRate, dByteCount, dByteRate, dBehind, dCkAge, dFlowUp, dLeader, dRebalance, dPartUp, dSkipped, dLossEvents, dInvalid, dTxn, dReachable} {
 		ch <- d
 	}
 	for _, s := range []statDescs{dRecordAge, dLatency, dCkLatency} {
@@ -688,6 +802,15 @@ func (o *Observer) Collect(ch chan<- prometheus.Metric) {
 	for k, n := range o.txns {
 		counters = append(counters, labelled{dTxn, float64(n), []string{k[0], k[1], k[2]}})
 	}
+	srcDown := map[string]bool{}
+	for c, r := range o.reach {
+		v := 0.0
+		if r.reachable {
+			v = 1
+		}
+		other = append(other, labelled{dReachable, v, []string{c}})
+		srcDown[c] = !r.reachable
+	}
 	o.mu.Unlock()
 	for _, m := range other {
 		gauge(ch, m.d, m.v, m.labels)
@@ -707,7 +830,9 @@ func (o *Observer) Collect(ch chan<- prometheus.Metric) {
 		gauge(ch, dByteRate, s.byteRate, l)
 		statMetrics(ch, dRecordAge, s.lastAge, s.age, l)
 		statMetrics(ch, dLatency, s.lastLatency, s.latency, l)
-		if s.behind >= 0 {
+		if s.behind >= 0 && !srcDown[p.labels[0]] {
+			// Absent while unknown: a stale figure from before the
+			// source became unreachable would read as caught up.
 			gauge(ch, dBehind, float64(s.behind), l)
 		}
 		up := 1.0

@@ -19,7 +19,7 @@ import (
 //
 //	GET /metrics  Prometheus text exposition: o's series plus go_* and process_* collectors
 //	GET /healthz  200 "ok" while the process runs
-//	GET /readyz   200 "ready" when every flow is up and no partition is stopped (see [Observer.Ready]), else 503 "not ready" (naming the stopped partitions)
+//	GET /readyz   200 "ready" when every flow is up, no cluster has been unreachable for longer than the grace and no partition is stopped (see [Observer.Ready]), else 503 "not ready: <reasons>" ([Observer.NotReady], joined by "; ": the flow down, the cluster alias unreachable since when, the stopped partitions)
 //	GET /status   [Status] as JSON
 //
 // It returns an error if o's descriptors clash with the standard collectors
@@ -39,13 +39,9 @@ func Handler(o *Observer) (http.Handler, error) {
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		if !o.Ready() {
+		if why := o.NotReady(); len(why) > 0 {
 			w.WriteHeader(http.StatusServiceUnavailable)
-			msg := "not ready\n"
-			if stopped := o.Stopped(); len(stopped) > 0 {
-				msg = fmt.Sprintf("not ready: %d partitions stopped: %s\n", len(stopped), strings.Join(stopped, ", "))
-			}
-			_, _ = w.Write([]byte(msg))
+			_, _ = w.Write([]byte("not ready: " + strings.Join(why, "; ") + "\n"))
 			return
 		}
 		_, _ = w.Write([]byte("ready\n"))

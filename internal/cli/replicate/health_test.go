@@ -2,14 +2,20 @@ package replicate_test
 
 import (
 	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/mirrorctl/mirrorctl/internal/metrics"
 	"github.com/mirrorctl/mirrorctl/internal/testkit"
 )
 
@@ -89,5 +95,79 @@ func TestStoppedPartitionFailsReadiness(t *testing.T) {
 	}
 	if !strings.Contains(p.stderr.String(), "partition stopped") {
 		t.Errorf("no ERROR line for the stopped partition:\n%s", p.stderr)
+	}
+}
+
+// TestUnreachableTargetFailsReadiness: with
+// mirrorctl.health.unreachable.grace.ms = 1000, a target that stops
+// answering (every ApiVersions request on eu-west closes the connection)
+// makes `replicate`'s /readyz answer 503 naming eu-west, since when and the
+// 1 s grace, mirrorctl_cluster_reachable{cluster="eu-west"} 0 (us-east's
+// 1), /status list eu-west as unreachable with the error, and the log say
+// so once; when it answers again /readyz is 200 and the log gives the
+// outage's length. Before: /readyz 200 throughout, no gauge, no log line.
+func TestUnreachableTargetFailsReadiness(t *testing.T) {
+	e := newEnv(t, "mirrorctl.health.unreachable.grace.ms = 1000\n")
+	topic := testkit.Name("reach")
+	e.CreateTopic(t, testkit.East, topic, 1, nil)
+	e.Produce(t, testkit.East, &kgo.Record{Topic: topic, Value: []byte("a")})
+	var down atomic.Bool
+	e.West.ControlKey(int16(kmsg.ApiVersions), func(kmsg.Request) (kmsg.Response, error, bool) {
+		e.West.KeepControl()
+		if down.Load() {
+			return nil, errors.New("down"), true
+		}
+		return nil, nil, false
+	})
+	p := startProc(t, e, "replicate")
+	get := func(path string) (int, string) {
+		if p.metricsAddr() == "" {
+			return 0, ""
+		}
+		cl := http.Client{Timeout: time.Second}
+		resp, err := cl.Get("http://" + p.metricsAddr() + path)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	const gauge = `mirrorctl_cluster_reachable{cluster="%s"} %d` + "\n"
+	testkit.WaitFor(t, "ready, the partition copied, both clusters reachable", func() bool {
+		code, _ := get("/readyz")
+		_, body := get("/metrics")
+		return code == http.StatusOK && strings.Contains(body, fmt.Sprintf(gauge, "eu-west", 1)) && strings.Contains(body, fmt.Sprintf(gauge, "us-east", 1)) &&
+			strings.Contains(body, `mirrorctl_records_behind{partition="0",source="us-east",target="eu-west",topic="us-east.`+topic+`"} 0`)
+	})
+	down.Store(true)
+	var ready string
+	testkit.WaitFor(t, "/readyz 503 naming eu-west", func() bool {
+		var code int
+		code, ready = get("/readyz")
+		return code == http.StatusServiceUnavailable
+	})
+	if !strings.Contains(ready, "not ready: cluster eu-west unreachable since ") || !strings.Contains(ready, "over the 1s grace): ") {
+		t.Errorf("/readyz body %q", ready)
+	}
+	if _, body := get("/metrics"); !strings.Contains(body, fmt.Sprintf(gauge, "eu-west", 0)) || !strings.Contains(body, fmt.Sprintf(gauge, "us-east", 1)) {
+		t.Errorf("/metrics lacks eu-west's 0 or us-east's 1:\n%s", body)
+	}
+	_, body := get("/status")
+	var st metrics.Status
+	if err := json.Unmarshal([]byte(body), &st); err != nil {
+		t.Fatalf("/status %q: %v", body, err)
+	}
+	if len(st.Clusters) != 2 || st.Clusters[0].Cluster != "eu-west" || st.Clusters[0].Reachable || st.Clusters[0].Error == "" || st.Clusters[0].Since.IsZero() || !st.Clusters[1].Reachable {
+		t.Errorf("/status clusters %+v", st.Clusters)
+	}
+	down.Store(false)
+	testkit.WaitFor(t, "/readyz 200 again and the outage's end logged", func() bool {
+		var code int
+		code, ready = get("/readyz")
+		return code == http.StatusOK && strings.Contains(p.stderr.String(), "cluster reachable again cluster=eu-west unreachable_for=")
+	})
+	if n := strings.Count(p.stderr.String(), "cluster unreachable cluster=eu-west "); n != 1 {
+		t.Errorf("%d outage-start lines for eu-west, want 1:\n%s", n, p.stderr)
 	}
 }

@@ -282,6 +282,7 @@ func runReplicate(ctx context.Context, opts *ReplicateOptions) error {
 	var obs replicate.Observer
 	if opts.MetricsAddr != "" {
 		mo := metrics.New(nil)
+		mo.SetUnreachableGrace(unreachableGrace(cfg))
 		srv, err := metrics.Listen(opts.MetricsAddr, mo)
 		if err != nil {
 			return err
@@ -377,6 +378,18 @@ func stopBudget(opts *ReplicateOptions, cfg *config.Config) time.Duration {
 		}
 	}
 	return replicate.DefaultStopBudget
+}
+
+// unreachableGrace is mirrorctl.health.unreachable.grace.ms (validated by
+// config.Load), else metrics.DefaultUnreachableGrace: how long a cluster may
+// be unreachable before /readyz answers 503.
+func unreachableGrace(cfg *config.Config) time.Duration {
+	if v, _, ok := cfg.Process(config.KeyUnreachableGrace); ok {
+		if ms, err := strconv.ParseInt(v, 10, 64); err == nil && ms >= 0 {
+			return time.Duration(ms) * time.Millisecond
+		}
+	}
+	return metrics.DefaultUnreachableGrace
 }
 
 // flowsBudget is the part of the process's stop budget its flows get: the
