@@ -36,7 +36,7 @@ type reachability struct {
 	log *slog.Logger
 	obs ReachabilityObserver // nil when the Observer does not implement it
 
-	mu    sync.Mutex
+	mu    sync.Mutex // guards state
 	state map[string]*clusterReach
 }
 
