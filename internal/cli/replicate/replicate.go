@@ -195,6 +195,10 @@ type PlanResult struct {
 	// than their source topic's (replicate.PlanLimits): a record the
 	// source holds may be refused there, stopping its partition.
 	LimitDifferences []replicate.LimitDifference `json:"limit_differences"`
+	// TimestampRefusals are the runs of source records still to copy that
+	// the remote topics' message.timestamp.before/after.max.ms would refuse
+	// now (replicate.PlanTimestamps).
+	TimestampRefusals []replicate.TimestampRefusal `json:"timestamp_refusals"`
 	// InternalTopics are, per flow, the internal topics the run would read
 	// and write, by name (replicate.InternalTopic).
 	InternalTopics []replicate.InternalTopic `json:"internal_topics"`
@@ -456,11 +460,12 @@ func onceProgress(ctx context.Context, opts *ReplicateOptions, m *replicate.Mirr
 
 func dryRun(ctx context.Context, opts *ReplicateOptions, flows []replicate.FlowConfig, clients replicate.Clients) error {
 	res := PlanResult{Envelope: output.NewEnvelope(), Flows: []*replicate.Plan{}, Members: []FlowMembers{}, Resume: []FlowResume{}, LimitDifferences: []replicate.LimitDifference{},
-		InternalTopics: []replicate.InternalTopic{}}
+		InternalTopics: []replicate.InternalTopic{}, TimestampRefusals: []replicate.TimestampRefusal{}}
 	cfg, err := opts.Config()
 	if err != nil {
 		return err
 	}
+	cmdutil.PrintNotes(opts.IO, cfg.Notes)
 	// What a run would refuse, a dry run refuses too.
 	if cerr := identityConfigError(cfg, replicate.CheckIdentities(ctx, clients, flows)); cerr != nil {
 		return cerr
@@ -505,6 +510,11 @@ func dryRun(ctx context.Context, opts *ReplicateOptions, flows []replicate.FlowC
 		if fr.Partitions, err = replicate.PlanResume(ctx, f, clients, plan); err != nil {
 			fr.Error = err.Error()
 		}
+		refusals, err := replicate.PlanTimestamps(ctx, plan, src, tgt, fr.Partitions, time.Now())
+		if err != nil {
+			cmdutil.Warnf(opts.IO, "flow %s: source timestamps not compared with the target's bounds: %v", f.Name(), err)
+		}
+		res.TimestampRefusals = append(res.TimestampRefusals, refusals...)
 		var errs []string
 		if fr.Error != "" {
 			errs = append(errs, fr.Error)
@@ -524,6 +534,15 @@ func dryRun(ctx context.Context, opts *ReplicateOptions, flows []replicate.FlowC
 	}
 	for _, d := range res.LimitDifferences {
 		cmdutil.Warnf(opts.IO, "%s -> %s: %s is %s on the target, %s on the source: %s", d.Topic, d.RemoteTopic, d.Key, d.Target, d.Source, d.Effect)
+	}
+	for _, r := range res.TimestampRefusals {
+		what := "older than"
+		if r.Key == "message.timestamp.after.max.ms" {
+			what = "ahead of now by more than"
+		}
+		cmdutil.Warnf(opts.IO, "%s[%d] -> %s: source offsets %d to %d (%s) have timestamps %s %s = %d ms of the remote topic: the target refuses them, and the partition stops at offset %d "+
+			"(raise the limit on %s, or exclude the topic)", r.Topic, r.Partition, r.RemoteTopic, r.From, r.To-1, cmdutil.Plural(int(r.Count), "record", "records"),
+			what, r.Key, r.Limit, r.From, r.RemoteTopic)
 	}
 	// Who runs each flow now: a process started on this file joins them
 	// (or waits as a standby at tasks.max).
