@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -102,7 +103,38 @@ func connectorKeyInstead(k string) (instead string, ok bool) {
 func (l *loader) checkActedOn(k string, e *entry, v string) {
 	if n, ok := notActedOnKeys[k]; ok && (n.actsOn == nil || !n.actsOn(strings.ToLower(v))) {
 		l.warnf(e.line, e.key, "accepted but not acted on: %s", n.instead)
+		return
 	}
+	if d, ok := differsKeys[k]; ok {
+		l.notef(e.line, e.key, "%s", d)
+	}
+}
+
+// differsKeys are MM2 keys mirrorctl acts on with a meaning that differs
+// from MM2's (docs/config-keys.md, "acted on, differs"): set in a file,
+// each gets a note (Config.Notes), which `config validate` and
+// `replicate --dry-run` print, so that a file carried over from MM2 is not
+// read as MM2 would read it without a word.
+var differsKeys = map[string]string{
+	"tasks.max": "read differently from MM2: MM2 spreads a flow's partitions over up to tasks.max tasks of its Connect workers; " +
+		"here it is the most replicate processes that copy the flow at once, further processes waiting as standbys " +
+		"(set it to the number of processes you run, or 0 for any number)",
+	"sync.group.offsets.enabled": "read differently from MM2: offsets are committed only to groups absent or Empty on the target, " +
+		"and never lower a group's committed offset there",
+	"offset-syncs.topic.replication.factor": "read differently from MM2: also the replication factor of mirrorctl's progress topic on the target",
+	"offset.flush.interval.ms": "read differently from MM2: how often delayed offset syncs are written; copy progress is written every " +
+		KeyProgressInterval + " instead",
+}
+
+// differsRoleKeys are the client role keys of differsKeys' kind, by
+// role-stripped key.
+var differsRoleKeys = map[string]string{
+	"auto.offset.reset": "read differently from MM2: latest starts a partition without progress at the log end (KAFKA-13988); " +
+		"none stops a partition whose next records were deleted before they were copied (loss kind gap) instead of failing the task",
+}
+
+func (l *loader) notef(line int, key, format string, args ...any) {
+	l.notes = append(l.notes, Warning{File: l.file, Line: line, Key: key, Msg: fmt.Sprintf(format, args...)})
 }
 
 // checkInterval warns about an interval of n (seconds or ms) that MM2 reads

@@ -85,6 +85,11 @@ type Config struct {
 	// Connect keys mirrorctl accepts but does not act on, deprecated
 	// aliases and duplicate keys, sorted by line.
 	Warnings []Warning
+	// Notes are MM2 keys set in the file that mirrorctl acts on with a
+	// meaning that differs from MM2's (tasks.max, ...), sorted by line:
+	// `config validate` and `replicate --dry-run` print them; they are not
+	// warnings (nothing is wrong, and --strict accepts them).
+	Notes []Warning
 
 	clusters map[string]*Cluster
 	top      map[string]*entry            // top-level key -> entry
@@ -189,6 +194,7 @@ func Parse(name string, r io.Reader, opts ...Option) (*Config, error) {
 	cfg := l.load(string(b))
 	if cfg != nil {
 		cfg.Warnings = sortWarnings(l.warns)
+		cfg.Notes = sortWarnings(l.notes)
 	}
 	if len(l.errs) > 0 {
 		errs := sortErrors(l.errs)

@@ -18,6 +18,7 @@ type loader struct {
 	env   func(string) (string, bool)
 	errs  []*Error
 	warns []Warning
+	notes []Warning
 
 	aliases []string
 	alias   map[string]bool
@@ -519,6 +520,9 @@ func (l *loader) checkValue(k string, ki keyInfo, e *entry) {
 // checkRoleKey checks a client role key (producer.transactional.id, ...;
 // rest without the role prefix) written as e.key.
 func (l *loader) checkRoleKey(r Role, rest string, e *entry) {
+	if d, ok := differsRoleKeys[rest]; ok && r == RoleConsumer {
+		l.notef(e.line, e.key, "%s", d)
+	}
 	if r == RoleProducer && rest == "transactional.id" {
 		l.errorf(e.line, e.key, "mirrorctl sets the transactional ids of its producers itself (one per partition "+
 			"with %s = enabled, none otherwise); a transactional.id shared by every producer of the cluster "+

@@ -13,3 +13,11 @@ func PrintWarnings(ios *iostreams.IOStreams, warnings []config.Warning) {
 		Warnf(ios, "%s", w.String())
 	}
 }
+
+// PrintNotes writes each config note (config.Config.Notes: MM2 keys read
+// differently here) to stderr as "note: file:line: key: message".
+func PrintNotes(ios *iostreams.IOStreams, notes []config.Warning) {
+	for _, n := range notes {
+		Notef(ios, "%s", n.String())
+	}
+}

@@ -63,7 +63,9 @@ type Result struct {
 
 // Problem is one finding of `config validate`. It never holds a value.
 type Problem struct {
-	// Severity is "error" (the file is invalid) or "warning".
+	// Severity is "error" (the file is invalid), "warning", or "note" (an
+	// MM2 key acted on with a meaning that differs here; never fails the
+	// check, not even with --strict).
 	Severity string `json:"severity"`
 	File     string `json:"file"`
 	// Line is 1-based; 0 when the problem has no line (a missing key).
@@ -95,7 +97,9 @@ func NewCmdValidate(f *cmdutil.Factory, runF func(*ValidateOptions) error) *cobr
 			"the same remote topic are an error); a cluster that does not answer is a\n" +
 			"warning. Secret values never appear in the report. A key one or two letters\n" +
 			"from a known one (topcs, bootstrap.server) is an error, not a warning: the key\n" +
-			"it was meant to be would keep its default. --strict fails on any warning.\n\n" +
+			"it was meant to be would keep its default. --strict fails on any warning.\n" +
+			"Notes name the MM2 keys set in the file that mirrorctl reads differently\n" +
+			"(tasks.max counts processes, not tasks, ...); they never fail the check.\n\n" +
 			"EXIT STATUS\n\n" +
 			"  0  the file is valid (it may have warnings, unless --strict)\n" +
 			"  1  the file could not be checked\n" +
@@ -157,6 +161,12 @@ func runValidate(ctx context.Context, opts *ValidateOptions) error {
 		res.Problems = append(res.Problems, Problem{Severity: "warning", File: w.File, Line: w.Line, Key: w.Key, Message: w.Msg})
 	}
 	cmdutil.PrintWarnings(opts.IO, warnings)
+	if cfg != nil {
+		for _, n := range cfg.Notes {
+			res.Problems = append(res.Problems, Problem{Severity: "note", File: n.File, Line: n.Line, Key: n.Key, Message: n.Msg})
+		}
+		cmdutil.PrintNotes(opts.IO, cfg.Notes)
+	}
 	if err == nil && opts.Strict && len(warnings) > 0 {
 		err = &config.Error{File: res.File, Msg: fmt.Sprintf("%s and --strict: the file is not accepted until each is resolved", plural(len(warnings), "warning"))}
 		res.Valid = false

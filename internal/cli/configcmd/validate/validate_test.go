@@ -190,3 +190,25 @@ func TestRunValidateStrict(t *testing.T) {
 		t.Fatalf("strict on a file without warnings: %v", err)
 	}
 }
+
+// MM2 keys read differently here (tasks.max counts processes, ...) get a
+// note each, in text and JSON; they are no warnings: --strict passes.
+func TestRunValidateNotesKeysThatDiffer(t *testing.T) {
+	ios, _, out, errOut := iostreams.Test()
+	opts := options(ios, "differs.properties", output.FormatJSON)
+	opts.Strict = true
+	if err := runValidate(context.Background(), opts); err != nil {
+		t.Fatalf("strict with notes only: %v", err)
+	}
+	for _, want := range []string{
+		"note: testdata/differs.properties:6: tasks.max: read differently from MM2: MM2 spreads a flow's partitions over up to tasks.max tasks",
+		"note: testdata/differs.properties:7: nyc.consumer.auto.offset.reset: read differently from MM2: latest starts a partition without progress at the log end",
+	} {
+		if !strings.Contains(errOut.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if !strings.Contains(out.String(), `"severity": "note"`) || !strings.Contains(out.String(), `"valid": true`) {
+		t.Errorf("JSON:\n%s", out)
+	}
+}
