@@ -210,20 +210,29 @@ func (w *worker) copyRecords(ctx context.Context, t *task, recs []*kgo.Record, l
 			t.mu.Unlock()
 			continue
 		}
-		if w.ring.closesRing(r) {
+		if stop := w.admit(t, r, now); stop != nil {
 			flush(i)
-			w.stopAtRing(t, r) // ring.go: stops here, nothing after r is sent
-			return
-		}
-		w.ring.stampCopy(r) // before the preflight: the header counts in the copy's size
-		if err := w.preflight(t, r, now); err != nil {
-			flush(i)
-			w.refuseBefore(t, r, err) // limits.go: stops here, nothing after r is sent
+			stop() // nothing of r or after it is sent
 			return
 		}
 		pos = next
 	}
 	flush(len(recs))
+}
+
+// admit runs the checks a record passes before it joins a run: the ring
+// check (ring.go), then, stamped when the flow stamps (the header counts in
+// the copy's size), the remote topic's limits (limits.go). It returns nil,
+// or the stop to report once what was collected before r is sent.
+func (w *worker) admit(t *task, r *kgo.Record, now time.Time) (stop func()) {
+	if w.ring.closesRing(r) {
+		return func() { w.stopAtRing(t, r) }
+	}
+	w.ring.stampCopy(r)
+	if err := w.preflight(t, r, now); err != nil {
+		return func() { w.refuseBefore(t, r, err) }
+	}
+	return nil
 }
 
 // copyRun bounds a run of copyRecords, in records.

@@ -62,51 +62,9 @@ func PlanTimestamps(ctx context.Context, plan *Plan, src, tgt *kadm.Client, resu
 	if len(repl) == 0 {
 		return nil, nil
 	}
-	var srcNames, remotes []string
-	for _, t := range repl {
-		srcNames = append(srcNames, t.Topic)
-		if t.Action != ActionCreate {
-			remotes = append(remotes, t.RemoteTopic)
-		}
-	}
-	sc, err := describeConfigs(ctx, src, srcNames...)
+	lims, err := readTimestampLimits(ctx, plan, src, tgt)
 	if err != nil {
-		return nil, fmt.Errorf("flow %s: describe configs on %s: %w", plan.Flow, plan.Source, err)
-	}
-	tc := map[string][]kadm.Config{}
-	if len(remotes) > 0 {
-		if tc, err = describeConfigs(ctx, tgt, remotes...); err != nil {
-			return nil, fmt.Errorf("flow %s: describe configs on %s: %w", plan.Flow, plan.Target, err)
-		}
-	}
-	var brokerDefaults map[string]string
-	limitsOf := func(t TopicPlan) (map[string]string, error) {
-		if t.Action != ActionCreate {
-			return configValues(tc[t.RemoteTopic]), nil
-		}
-		// Created with the source's own (non-default) values, else the
-		// target broker's defaults (MirrorSourceConnector's creation).
-		out := map[string]string{}
-		for _, c := range sc[t.Topic] {
-			if _, ok := brokerTimestampKeys[c.Key]; ok && c.Value != nil && c.Source == kmsg.ConfigSourceDynamicTopicConfig {
-				out[c.Key] = *c.Value
-			}
-		}
-		if len(out) < len(brokerTimestampKeys) && brokerDefaults == nil {
-			d, err := targetBrokerDefaults(ctx, tgt)
-			if err != nil {
-				return nil, fmt.Errorf("flow %s: broker configs on %s: %w", plan.Flow, plan.Target, err)
-			}
-			brokerDefaults = d
-		}
-		for k, bk := range brokerTimestampKeys {
-			if _, ok := out[k]; !ok {
-				if v, ok := brokerDefaults[bk]; ok {
-					out[k] = v
-				}
-			}
-		}
-		return out, nil
+		return nil, err
 	}
 	at := map[tp]int64{}
 	for _, rp := range resume {
@@ -116,71 +74,18 @@ func PlanTimestamps(ctx context.Context, plan *Plan, src, tgt *kadm.Client, resu
 	}
 	var out []TimestampRefusal
 	for _, t := range repl {
-		lim, err := limitsOf(t)
+		lim, err := lims.of(ctx, t)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("flow %s: broker configs on %s: %w", plan.Flow, plan.Target, err)
 		}
 		if lim[keyTimestampType] == "LogAppendTime" {
 			continue
 		}
-		before, bok := limitMs(lim[keyTimestampBefore])
-		after, aok := limitMs(lim[keyTimestampAfter])
-		if !bok && !aok {
-			continue
-		}
-		starts, err := src.ListStartOffsets(ctx, t.Topic)
+		refused, err := topicRefusals(ctx, src, t, lim, at, now)
 		if err != nil {
-			return nil, fmt.Errorf("flow %s: list start offsets of %s on %s: %w", plan.Flow, t.Topic, plan.Source, err)
+			return nil, fmt.Errorf("flow %s: %s on %s: %w", plan.Flow, t.Topic, plan.Source, err)
 		}
-		ends, err := src.ListEndOffsets(ctx, t.Topic)
-		if err != nil {
-			return nil, fmt.Errorf("flow %s: list end offsets of %s on %s: %w", plan.Flow, t.Topic, plan.Source, err)
-		}
-		var firstNew, newest kadm.ListedOffsets
-		if bok {
-			if firstNew, err = src.ListOffsetsAfterMilli(ctx, now.UnixMilli()-before, t.Topic); err != nil {
-				return nil, fmt.Errorf("flow %s: list offsets by time of %s on %s: %w", plan.Flow, t.Topic, plan.Source, err)
-			}
-		}
-		if aok {
-			if newest, err = src.ListMaxTimestampOffsets(ctx, t.Topic); err != nil {
-				return nil, fmt.Errorf("flow %s: list max timestamps of %s on %s: %w", plan.Flow, t.Topic, plan.Source, err)
-			}
-		}
-		ends.Each(func(e kadm.ListedOffset) {
-			if e.Err != nil {
-				return
-			}
-			s, ok := starts.Lookup(t.Topic, e.Partition)
-			if !ok || s.Err != nil {
-				return
-			}
-			from := s.Offset
-			if o, ok := at[tp{t.Topic, e.Partition}]; ok && o > from {
-				from = o
-			}
-			if from >= e.Offset {
-				return // nothing left to copy
-			}
-			if bok {
-				if f, ok := firstNew.Lookup(t.Topic, e.Partition); ok && f.Err == nil {
-					to := f.Offset
-					if to < 0 || to > e.Offset {
-						to = e.Offset // no record within the bound
-					}
-					if to > from {
-						out = append(out, TimestampRefusal{Topic: t.Topic, RemoteTopic: t.RemoteTopic, Partition: e.Partition,
-							Key: keyTimestampBefore, Limit: before, From: from, To: to, Count: to - from})
-					}
-				}
-			}
-			if aok {
-				if m, ok := newest.Lookup(t.Topic, e.Partition); ok && m.Err == nil && m.Offset >= from && m.Timestamp > now.UnixMilli()+after {
-					out = append(out, TimestampRefusal{Topic: t.Topic, RemoteTopic: t.RemoteTopic, Partition: e.Partition,
-						Key: keyTimestampAfter, Limit: after, From: m.Offset, To: m.Offset + 1, Count: 1})
-				}
-			}
-		})
+		out = append(out, refused...)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]
@@ -191,6 +96,124 @@ func PlanTimestamps(ctx context.Context, plan *Plan, src, tgt *kadm.Client, resu
 			return a.Partition < b.Partition
 		}
 		return a.Key < b.Key
+	})
+	return out, nil
+}
+
+// timestampLimits holds what PlanTimestamps reads of the topics' configs.
+type timestampLimits struct {
+	src, tgt       *kadm.Client
+	source, remote map[string][]kadm.Config // by source topic, by remote topic
+	brokerDefaults map[string]string        // the target broker's, read once when needed
+}
+
+func readTimestampLimits(ctx context.Context, plan *Plan, src, tgt *kadm.Client) (*timestampLimits, error) {
+	l := &timestampLimits{src: src, tgt: tgt, remote: map[string][]kadm.Config{}}
+	var srcNames, remotes []string
+	for _, t := range plan.Replicated() {
+		srcNames = append(srcNames, t.Topic)
+		if t.Action != ActionCreate {
+			remotes = append(remotes, t.RemoteTopic)
+		}
+	}
+	var err error
+	if l.source, err = describeConfigs(ctx, src, srcNames...); err != nil {
+		return nil, fmt.Errorf("flow %s: describe configs on %s: %w", plan.Flow, plan.Source, err)
+	}
+	if len(remotes) > 0 {
+		if l.remote, err = describeConfigs(ctx, tgt, remotes...); err != nil {
+			return nil, fmt.Errorf("flow %s: describe configs on %s: %w", plan.Flow, plan.Target, err)
+		}
+	}
+	return l, nil
+}
+
+// of returns t's remote topic's timestamp settings by topic key: the remote
+// topic's own when it exists; for one still to create, the source topic's
+// values set on it (MirrorSourceConnector creates the remote topic with
+// them), else the target broker's log.message.timestamp.* defaults.
+func (l *timestampLimits) of(ctx context.Context, t TopicPlan) (map[string]string, error) {
+	if t.Action != ActionCreate {
+		return configValues(l.remote[t.RemoteTopic]), nil
+	}
+	out := map[string]string{}
+	for _, c := range l.source[t.Topic] {
+		if _, ok := brokerTimestampKeys[c.Key]; ok && c.Value != nil && c.Source == kmsg.ConfigSourceDynamicTopicConfig {
+			out[c.Key] = *c.Value
+		}
+	}
+	if len(out) < len(brokerTimestampKeys) && l.brokerDefaults == nil {
+		d, err := targetBrokerDefaults(ctx, l.tgt)
+		if err != nil {
+			return nil, err
+		}
+		l.brokerDefaults = d
+	}
+	for k, bk := range brokerTimestampKeys {
+		if _, ok := out[k]; !ok {
+			if v, ok := l.brokerDefaults[bk]; ok {
+				out[k] = v
+			}
+		}
+	}
+	return out, nil
+}
+
+// topicRefusals evaluates one topic's partitions against its limits lim,
+// each from its resume point in at (else its log start) to its end.
+func topicRefusals(ctx context.Context, src *kadm.Client, t TopicPlan, lim map[string]string, at map[tp]int64, now time.Time) ([]TimestampRefusal, error) {
+	before, bok := limitMs(lim[keyTimestampBefore])
+	after, aok := limitMs(lim[keyTimestampAfter])
+	if !bok && !aok {
+		return nil, nil
+	}
+	starts, err := src.ListStartOffsets(ctx, t.Topic)
+	if err != nil {
+		return nil, fmt.Errorf("list start offsets: %w", err)
+	}
+	ends, err := src.ListEndOffsets(ctx, t.Topic)
+	if err != nil {
+		return nil, fmt.Errorf("list end offsets: %w", err)
+	}
+	var firstNew, newest kadm.ListedOffsets
+	if bok {
+		if firstNew, err = src.ListOffsetsAfterMilli(ctx, now.UnixMilli()-before, t.Topic); err != nil {
+			return nil, fmt.Errorf("list offsets by time: %w", err)
+		}
+	}
+	if aok {
+		if newest, err = src.ListMaxTimestampOffsets(ctx, t.Topic); err != nil {
+			return nil, fmt.Errorf("list max timestamps: %w", err)
+		}
+	}
+	var out []TimestampRefusal
+	refuse := func(p int32, key string, limit, from, to int64) {
+		out = append(out, TimestampRefusal{Topic: t.Topic, RemoteTopic: t.RemoteTopic, Partition: p, Key: key, Limit: limit, From: from, To: to, Count: to - from})
+	}
+	ends.Each(func(e kadm.ListedOffset) {
+		s, ok := starts.Lookup(t.Topic, e.Partition)
+		if e.Err != nil || !ok || s.Err != nil {
+			return
+		}
+		from := s.Offset
+		if o, ok := at[tp{t.Topic, e.Partition}]; ok && o > from {
+			from = o
+		}
+		if from >= e.Offset {
+			return // nothing left to copy
+		}
+		if f, ok := firstNew.Lookup(t.Topic, e.Partition); bok && ok && f.Err == nil {
+			to := f.Offset
+			if to < 0 || to > e.Offset {
+				to = e.Offset // no record within the bound
+			}
+			if to > from {
+				refuse(e.Partition, keyTimestampBefore, before, from, to)
+			}
+		}
+		if m, ok := newest.Lookup(t.Topic, e.Partition); aok && ok && m.Err == nil && m.Offset >= from && m.Timestamp > now.UnixMilli()+after {
+			refuse(e.Partition, keyTimestampAfter, after, m.Offset, m.Offset+1)
+		}
 	})
 	return out, nil
 }
