@@ -77,8 +77,9 @@ func workerKeyInstead(k, v string) (instead string, actsOn bool) {
 	}
 	for _, p := range []string{"offset.storage", "config.storage", "status.storage"} {
 		if k == p || strings.HasPrefix(k, p+".") {
-			return "mirrorctl runs no Connect worker and has no Connect offsets, configs or status topics; " +
-				"it keeps its progress in its own topic on the target", false
+			return "mirrorctl runs no Connect worker, so it writes no Connect offsets, configs or status topics and ignores their settings; " +
+				"it keeps its own progress in mirrorctl-progress.<source>.internal on the target, and reads MM2's offsets topic " +
+				"(offset.storage.topic) only to take a flow over from MM2", false
 		}
 	}
 	return "mirrorctl runs no Connect worker", false

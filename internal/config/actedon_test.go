@@ -49,8 +49,8 @@ func TestNotActedOn(t *testing.T) {
 		{"sync.topic.acls.interval.seconds = -1", "sync.topic.acls.interval.seconds", "sync.topic.acls.enabled = false"},
 		{"b.offset.flush.interval.ms = 0", "b.offset.flush.interval.ms", "emit.offset-syncs.enabled = false"},
 		// Connect worker families, top level, cluster level and per flow.
-		{"offset.storage.replication.factor = 1", "offset.storage.replication.factor", "no Connect offsets, configs or status topics"},
-		{"b.config.storage.topic = x", "b.config.storage.topic", "no Connect offsets, configs or status topics"},
+		{"offset.storage.replication.factor = 1", "offset.storage.replication.factor", "writes no Connect offsets, configs or status topics"},
+		{"b.config.storage.topic = x", "b.config.storage.topic", "writes no Connect offsets, configs or status topics"},
 		{"status.storage.partitions = 5", "status.storage.partitions", "no Connect worker"},
 		{"key.converter = org.apache.kafka.connect.json.JsonConverter", "key.converter", "copies keys, values and headers as bytes"},
 		{"value.converter.schemas.enable = false", "value.converter.schemas.enable", "as bytes"},
@@ -150,6 +150,8 @@ var actedOnKeys = []string{
 	KeyReverseCheckpoints,
 	// Copies stamped with their origin cluster (replicate/ring.go).
 	KeyProvenanceHeader,
+	// Warnings the operator acknowledged (config.go acknowledge).
+	KeyAcknowledged,
 	// Exactly-once mode and its commit interval.
 	KeyExactlyOnce, KeyTransactionInterval,
 	// Where MM2 stopped, read when mirrorctl takes over a flow.
@@ -239,5 +241,29 @@ func TestReverseCheckpointsNeedCheckpoints(t *testing.T) {
 	}
 	if w := c.Warnings[0]; w.Line != 6 || w.Key != "a->b.mirrorctl.reverse.checkpoints.enabled" || !strings.Contains(w.Msg, "emit.checkpoints.enabled = false") {
 		t.Fatalf("warning = %q", w)
+	}
+}
+
+// A key listed in mirrorctl.warnings.acknowledged no longer warns (its
+// warning moves to Acknowledged); a listed key that draws no warning is
+// warned about, so that a stale acknowledgement hides nothing later.
+func TestAcknowledgedWarnings(t *testing.T) {
+	c, err := Parse("m.properties", strings.NewReader(actedOnBase+
+		"offset.storage.replication.factor = 1\nmetric.reporters = x.Y\n"+
+		"mirrorctl.warnings.acknowledged = offset.storage.replication.factor, topics\n"), WithEnv(noEnv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, w := range c.Warnings {
+		keys = append(keys, w.Key+": "+w.Msg)
+	}
+	got := strings.Join(keys, "\n")
+	if strings.Contains(got, "offset.storage.replication.factor:") || !strings.Contains(got, "metric.reporters:") ||
+		!strings.Contains(got, KeyAcknowledged+": topics draws no warning") {
+		t.Errorf("warnings:\n%s", got)
+	}
+	if len(c.Acknowledged) != 1 || c.Acknowledged[0].Key != "offset.storage.replication.factor" {
+		t.Errorf("acknowledged %v", c.Acknowledged)
 	}
 }

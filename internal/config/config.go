@@ -90,6 +90,11 @@ type Config struct {
 	// `config validate` and `replicate --dry-run` print them; they are not
 	// warnings (nothing is wrong, and --strict accepts them).
 	Notes []Warning
+	// Acknowledged are the warnings of keys listed in
+	// mirrorctl.warnings.acknowledged: read and accepted by the operator,
+	// so no command prints them; config validate lists them (JSON severity
+	// "acknowledged").
+	Acknowledged []Warning
 
 	clusters map[string]*Cluster
 	top      map[string]*entry            // top-level key -> entry
@@ -193,7 +198,7 @@ func Parse(name string, r io.Reader, opts ...Option) (*Config, error) {
 	l := &loader{file: name, env: o.env}
 	cfg := l.load(string(b))
 	if cfg != nil {
-		cfg.Warnings = sortWarnings(l.warns)
+		cfg.Warnings, cfg.Acknowledged = acknowledge(name, cfg.top[KeyAcknowledged], sortWarnings(l.warns))
 		cfg.Notes = sortWarnings(l.notes)
 	}
 	if len(l.errs) > 0 {
@@ -451,4 +456,36 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(ks)
 	return ks
+}
+
+// acknowledge moves the warnings whose key is listed in ack (the
+// mirrorctl.warnings.acknowledged entry, nil when unset) out of ws. A listed
+// key that draws no warning is warned about itself, so that a stale
+// acknowledgement (the key fixed, or renamed) does not hide a later one.
+func acknowledge(file string, ack *entry, ws []Warning) (kept, acked []Warning) {
+	if ack == nil {
+		return ws, nil
+	}
+	listed := map[string]bool{}
+	for _, k := range strings.Split(ack.value, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			listed[k] = true
+		}
+	}
+	used := map[string]bool{}
+	for _, w := range ws {
+		if listed[w.Key] {
+			acked = append(acked, w)
+			used[w.Key] = true
+		} else {
+			kept = append(kept, w)
+		}
+	}
+	for _, k := range sortedKeys(listed) {
+		if !used[k] {
+			kept = append(kept, Warning{File: file, Line: ack.line, Key: KeyAcknowledged,
+				Msg: fmt.Sprintf("%s draws no warning: remove it from the list, so that a warning it draws later is not hidden", k)})
+		}
+	}
+	return sortWarnings(kept), acked
 }

@@ -126,6 +126,9 @@ var knownKeys = map[string]keyInfo{
 	// CLI's default names the host and a slot) and the stop budget, in ms.
 	KeyInstanceID: {kind: kString, scope: scopeTop},
 	KeyStopBudget: {kind: kInt, scope: scopeTop, def: "10000", min: 100, hasMin: true},
+	// Keys whose warnings the operator has read and accepts (top level
+	// only): they no longer warn; config validate still lists them.
+	KeyAcknowledged: {kind: kString, scope: scopeTop},
 	// How long, in ms, a cluster of the process's flows may stay
 	// unreachable before the process is not ready (/readyz 503).
 	KeyUnreachableGrace: {kind: kInt, scope: scopeTop, def: "15000", min: 0, hasMin: true},
@@ -191,6 +194,12 @@ const KeyGroupID = "mirrorctl.group.id"
 // key; KIP-1098 is not shipped by MM2): <target>.checkpoints.internal on the
 // source, read by `failback --mode checkpoint`.
 const KeyReverseCheckpoints = "mirrorctl.reverse.checkpoints.enabled"
+
+// KeyAcknowledged lists, comma-separated, keys as written in the file
+// (e.g. offset.storage.replication.factor, us-east.config.storage.topic)
+// whose warnings the operator acknowledges (mirrorctl's key, top level
+// only): they move from Config.Warnings to Config.Acknowledged.
+const KeyAcknowledged = "mirrorctl.warnings.acknowledged"
 
 // KeyProvenanceHeader makes a flow stamp every copy with the
 // mirrorctl-origin header (mirrorctl's key, default false).

@@ -209,7 +209,7 @@ type ApplyResult struct {
 func runACLPlan(ctx context.Context, opts *ACLPlanOptions) error {
 	cfg, err := opts.Config()
 	if cfg != nil {
-		cmdutil.PrintWarnings(opts.IO, cfg.Warnings)
+		cmdutil.SummarizeWarnings(opts.IO, cfg)
 	}
 	if err != nil {
 		return err

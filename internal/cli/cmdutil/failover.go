@@ -44,7 +44,7 @@ func SetupFailover(ctx context.Context, o FailoverSetup) (*failover.Engine, *con
 	source, target, groups, groupsRE, io := o.Source, o.Target, o.Groups, o.GroupsRE, o.IO
 	cfg, err := o.Config()
 	if cfg != nil {
-		PrintWarnings(io, cfg.Warnings)
+		SummarizeWarnings(io, cfg)
 	}
 	if err != nil {
 		return nil, nil, nil, err

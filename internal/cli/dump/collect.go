@@ -114,7 +114,7 @@ type location struct {
 func runDump(ctx context.Context, c *Common, locate func(*config.Config) (location, error), read func(*kgo.Record), finish func() *sheet) error {
 	cfg, err := c.Config()
 	if cfg != nil {
-		cmdutil.PrintWarnings(c.IO, cfg.Warnings)
+		cmdutil.SummarizeWarnings(c.IO, cfg)
 	}
 	if err != nil {
 		return err

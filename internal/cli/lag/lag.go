@@ -155,7 +155,7 @@ func NewCmdLag(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 func Run(ctx context.Context, opts *Options) error {
 	cfg, err := opts.Config()
 	if cfg != nil {
-		cmdutil.PrintWarnings(opts.IO, cfg.Warnings)
+		cmdutil.SummarizeWarnings(opts.IO, cfg)
 	}
 	if err != nil {
 		return err

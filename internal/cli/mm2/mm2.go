@@ -110,7 +110,7 @@ func NewCmdHandoff(f *cmdutil.Factory, runF func(*HandoffOptions) error) *cobra.
 func runHandoff(ctx context.Context, opts *HandoffOptions) error {
 	cfg, err := opts.Config()
 	if cfg != nil {
-		cmdutil.PrintWarnings(opts.IO, cfg.Warnings)
+		cmdutil.SummarizeWarnings(opts.IO, cfg)
 	}
 	if err != nil {
 		return err

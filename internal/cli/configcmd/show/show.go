@@ -126,7 +126,7 @@ func NewCmdShow(f *cmdutil.Factory, runF func(*ShowOptions) error) *cobra.Comman
 func runShow(_ context.Context, opts *ShowOptions) error {
 	cfg, err := opts.Config()
 	if cfg != nil {
-		cmdutil.PrintWarnings(opts.IO, cfg.Warnings)
+		cmdutil.SummarizeWarnings(opts.IO, cfg)
 	}
 	if err != nil {
 		return err

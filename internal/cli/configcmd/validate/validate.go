@@ -63,9 +63,10 @@ type Result struct {
 
 // Problem is one finding of `config validate`. It never holds a value.
 type Problem struct {
-	// Severity is "error" (the file is invalid), "warning", or "note" (an
-	// MM2 key acted on with a meaning that differs here; never fails the
-	// check, not even with --strict).
+	// Severity is "error" (the file is invalid), "warning", "note" (an
+	// MM2 key acted on with a meaning that differs here) or "acknowledged"
+	// (a warning of a key listed in mirrorctl.warnings.acknowledged); notes
+	// and acknowledged warnings never fail the check, not even --strict.
 	Severity string `json:"severity"`
 	File     string `json:"file"`
 	// Line is 1-based; 0 when the problem has no line (a missing key).
@@ -99,7 +100,10 @@ func NewCmdValidate(f *cmdutil.Factory, runF func(*ValidateOptions) error) *cobr
 			"from a known one (topcs, bootstrap.server) is an error, not a warning: the key\n" +
 			"it was meant to be would keep its default. --strict fails on any warning.\n" +
 			"Notes name the MM2 keys set in the file that mirrorctl reads differently\n" +
-			"(tasks.max counts processes, not tasks, ...); they never fail the check.\n\n" +
+			"(tasks.max counts processes, not tasks, ...); they never fail the check.\n" +
+			"Other commands print one line pointing here instead of every warning\n" +
+			"(replicate prints them all at start). A warning read and accepted can be\n" +
+			"acknowledged: list its key in mirrorctl.warnings.acknowledged.\n\n" +
 			"EXIT STATUS\n\n" +
 			"  0  the file is valid (it may have warnings, unless --strict)\n" +
 			"  1  the file could not be checked\n" +
@@ -162,6 +166,12 @@ func runValidate(ctx context.Context, opts *ValidateOptions) error {
 	}
 	cmdutil.PrintWarnings(opts.IO, warnings)
 	if cfg != nil {
+		for _, a := range cfg.Acknowledged {
+			res.Problems = append(res.Problems, Problem{Severity: "acknowledged", File: a.File, Line: a.Line, Key: a.Key, Message: a.Msg})
+		}
+		if n := len(cfg.Acknowledged); n > 0 {
+			cmdutil.Notef(opts.IO, "%s acknowledged in %s (not printed; -o json lists them)", plural(n, "warning"), config.KeyAcknowledged)
+		}
 		for _, n := range cfg.Notes {
 			res.Problems = append(res.Problems, Problem{Severity: "note", File: n.File, Line: n.Line, Key: n.Key, Message: n.Msg})
 		}
