@@ -20,6 +20,7 @@ import (
 	"github.com/mirrorctl/mirrorctl/internal/cli"
 	"github.com/mirrorctl/mirrorctl/internal/iostreams"
 	lagengine "github.com/mirrorctl/mirrorctl/lag"
+	"github.com/mirrorctl/mirrorctl/replicate"
 )
 
 // The loss cases of the data-integrity issue, on the real brokers, where the
@@ -409,4 +410,68 @@ func TestRemoteTopicDeletedWhileRunningOnRealKafka(t *testing.T) {
 		t.Fatalf("no target-recreated report naming %s:\n%s", remote, stderr)
 	}
 	assertValues(ctx, t, west, remote, 0, want(0, 300))
+}
+
+// The remote topic deleted after source retention removed every record it
+// mirrored (the source log start is where the mirror stopped): 1,000
+// mirrored records are gone and none can be copied again. `--once` used to
+// exit 0 with "errors": [] and no log line; now it exits 3 with a
+// target-recreated event counting them lost (in -o json's errors, the log
+// and `lag`), and the next run, with the remote partition as the progress
+// now says it is, exits 0.
+func TestRemoteTopicDeletedAfterRetentionOnRealKafka(t *testing.T) {
+	c := newLossCase(t, "tgtgoneret", 1, nil)
+	ctx, west, topic, remote, cl, adm := c.ctx, c.west, c.topic, c.remote, c.cl, c.adm
+	cfg := lossFlow(t, topic, "")
+	produceAll(ctx, t, cl, numberedRecs(topic, 0, 0, 1000))
+	if code, _, stderr := mirrorctl(t, "replicate", "--once", "-c", cfg); code != 0 {
+		t.Fatalf("first run: exit %d: %s", code, stderr)
+	}
+	var o kadm.Offsets
+	o.Add(kadm.Offset{Topic: topic, Partition: 0, At: 1000})
+	res, err := adm.DeleteRecords(ctx, o)
+	if err == nil {
+		err = res.Error()
+	}
+	if err != nil {
+		t.Fatalf("DeleteRecords: %v", err)
+	}
+	wadm := kadm.NewClient(newClient(t, west))
+	dres, err := wadm.DeleteTopics(ctx, remote)
+	if err == nil {
+		err = dres.Error()
+	}
+	if err != nil {
+		t.Fatalf("delete %s: %v", remote, err)
+	}
+	pollUntil(ctx, t, time.Minute, "the remote topic deleted", func(ctx context.Context) (bool, string) {
+		td, err := wadm.ListTopics(ctx, remote)
+		if err != nil {
+			return false, err.Error()
+		}
+		d, ok := td[remote]
+		return !ok || errors.Is(d.Err, kerr.UnknownTopicOrPartition), fmt.Sprintf("%+v", d)
+	})
+	code, out, stderr := mirrorctl(t, "replicate", "--once", "-c", cfg, "-o", "json")
+	line := fmt.Sprintf("%s[0]: target-recreated: 1000 mirrored records gone from %s[0], 1000 of them lost", topic, remote)
+	var doc struct {
+		Errors []string `json:"errors"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("replicate -o json: %v\n%s", err, out)
+	}
+	if code != 3 || len(doc.Errors) != 1 || !strings.Contains(doc.Errors[0], line) || !strings.Contains(stderr, "kind=target-recreated") {
+		t.Fatalf("exit %d, errors %q; want 3 with %q and an ERROR line:\n%s", code, doc.Errors, line, stderr)
+	}
+	if got := valuesOf(ctx, t, west, remote, 0); len(got) != 0 {
+		t.Fatalf("remote holds %d records, want none", len(got))
+	}
+	pl := lagPartition(t, cfg, topic, 0)
+	if pl.State != string(replicate.LossTargetRecreated) || pl.Skipped != 1000 || pl.Loss == nil || pl.Loss.Count != 1000 || pl.Loss.Gone != 1000 {
+		t.Fatalf("lag %+v (loss %+v), want target-recreated, 1000 gone and skipped", pl, pl.Loss)
+	}
+	if code, _, stderr := mirrorctl(t, "replicate", "--once", "-c", cfg); code != 0 {
+		t.Fatalf("next run: exit %d, want 0 (reported once): %s", code, stderr)
+	}
+	t.Logf("reported: %s; lag state %s, skipped %d", line, pl.State, pl.Skipped)
 }

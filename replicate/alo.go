@@ -116,6 +116,7 @@ func (w *worker) onAck(t *task, r *kgo.Record, err error) {
 // sync to write now, if MM2's rules call for one.
 func (w *worker) ackLocked(t *task, up, n int64, r *kgo.Record) (mm2.OffsetSync, bool) {
 	t.pos.acked = up + 1
+	t.pos.downstream = max(t.pos.downstream, r.Offset+1)
 	t.pos.records++
 	if t.pos.records == 1 {
 		w.writer.firstAck() // control.go: this task's first progress is written soon
@@ -223,9 +224,16 @@ func remoteGone(err error) bool {
 // not copied.
 func (w *worker) refillDeleted(t *task, up int64, cause error) {
 	ctx := w.run.ctx
-	w.reportLoss(t, LossEvent{Kind: LossTargetRecreated, From: up, To: up,
-		Reason: fmt.Sprintf("the remote topic %s is gone from %s while copying (%v): it was deleted; refilling %s[%d] from the source log start once the flow leader has created it again",
-			t.remote, w.cfg.Target, cause, t.src.topic, t.src.partition)})
+	t.mu.Lock()
+	down := t.pos.downstream // kept until the refill starts: a restart before it finds the loss again
+	// The start found the remote topic gone and reported it (start.go);
+	// nothing was copied since: this is the same loss.
+	reported := len(t.loss.events) > 0 && t.loss.events[len(t.loss.events)-1].Kind == LossTargetRecreated && t.pos.records == 0
+	t.mu.Unlock()
+	if !reported {
+		w.reportRemoteGone(t, up, down, cause)
+	}
+
 	w.gate.hold(t, holdRefill)
 	w.gate.unhold(t, holdRetry)
 	var start int64 = -1
@@ -253,12 +261,43 @@ func (w *worker) refillDeleted(t *task, up int64, cause error) {
 	}
 	t.mu.Lock()
 	t.sync = newSyncState() // downstream offsets start again at the new topic's
+	t.pos.downstream = 0
 	t.mu.Unlock()
 	t.resume(start, -1, ResumeLogStart)
 	w.log.Info("refilling the remote partition from the source log start", "topic", t.src.topic, "partition", t.src.partition, "remote", t.remote, "resume", start)
 	t.halted.Store(false)
 	w.gate.seek(t, start, holdRefill)
 }
+
+// reportRemoteGone reports the loss of a remote topic found deleted while
+// copying: down mirrored records gone (the downstream position), those the
+// source no longer holds lost (targetLoss), up the first source offset not
+// copied.
+func (w *worker) reportRemoteGone(t *task, up, down int64, cause error) {
+	ctx := w.run.ctx
+	ev := LossEvent{Kind: LossTargetRecreated, From: up, To: up, Gone: down}
+	what := "how many of its mirrored records the source still holds is unknown (its log start could not be read)"
+	lctx, cancel := context.WithTimeout(ctx, refillLookupBudget)
+	if starts, err := w.io.src.ListStartOffsets(lctx, t.src.topic); err == nil {
+		if s, ok := starts.Lookup(t.src.topic, t.src.partition); ok && s.Err == nil {
+			if tl := targetLoss(t.remote, t.src.partition, down, 0, up, s.Offset); tl != nil {
+				ev.Count, ev.From, ev.To = tl.Count, s.Offset, s.Offset
+			}
+			what = fmt.Sprintf("%d mirrored records gone, %d of them no longer on the source (its log starts at %d)", down, ev.Count, s.Offset)
+			if down == 0 {
+				what = fmt.Sprintf("how many mirrored records are gone is unknown (the progress predates downstream positions); the source log starts at %d", s.Offset)
+			}
+		}
+	}
+	cancel()
+	ev.Reason = fmt.Sprintf("the remote topic %s is gone from %s while copying (%v): it was deleted; %s; refilling %s[%d] from the source log start once the flow leader has created it again",
+		t.remote, w.cfg.Target, cause, what, t.src.topic, t.src.partition)
+	w.reportLoss(t, ev)
+}
+
+// refillLookupBudget bounds the look at the source log start when a remote
+// topic is found deleted while copying.
+const refillLookupBudget = 10 * time.Second
 
 // refillStart returns the source log start of t's partition once the remote
 // partition exists again on the target, else -1.

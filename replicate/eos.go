@@ -125,6 +125,9 @@ type txState struct {
 	syncs   []mm2.OffsetSync
 	records int64
 	bytes   int64
+	// downstream is the remote partition's offset after the newest copy
+	// acknowledged in the open transaction, 0 none.
+	downstream int64
 }
 
 // CheckTransactions fails with a *SettingError when the target's brokers do
@@ -367,6 +370,7 @@ func (x *txTask) onAck(r *kgo.Record, err error) {
 	}
 	ts.records++
 	ts.bytes += c.bytes
+	ts.downstream = max(ts.downstream, r.Offset+1)
 	if w.observing {
 		t.obs.Acked(len(r.Value), time.Since(r.Timestamp), t.pos.acked)
 	}
@@ -426,6 +430,7 @@ func (x *txTask) committedOK(next int64) {
 	t.pos.acked, t.pos.written = next, next
 	t.pos.records += ts.records
 	t.pos.bytes += ts.bytes
+	t.pos.downstream = max(t.pos.downstream, ts.downstream)
 	t.sync = ts.sync
 	x.txs = txState{sync: ts.sync}
 	end := t.pos.end >= 0 && next >= t.pos.end

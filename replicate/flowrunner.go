@@ -2,6 +2,7 @@ package replicate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -317,7 +319,7 @@ func (fr *flowRunner) setUp(ctx context.Context) (topics []string, _ func(), err
 	if err != nil {
 		return nil, nil, err
 	}
-	onceEnds, err := fr.prepareTopics(ctx, plan, &snap)
+	onceEnds, remoteEnds, err := fr.prepareTopics(ctx, plan, &snap)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -344,7 +346,7 @@ func (fr *flowRunner) setUp(ctx context.Context) (topics []string, _ func(), err
 		if err != nil {
 			return nil, nil, err
 		}
-		w.tasks.setOnceEnds(ends)
+		w.tasks.setOnceEnds(ends, remoteEndsOf(plan, remoteEnds))
 	}
 	return topics, closeAll, nil
 }
@@ -446,10 +448,11 @@ func (fr *flowRunner) readAtStart(ctx context.Context, snap *resumeSnapshot) (*P
 // offsets the resume points are chosen from, and the offset syncs when they
 // can change a resume point (needSyncs: the topic is read back from its end
 // until those partitions have one, readSyncs); with once it also lists the
-// end offsets to copy up to, once the run's heartbeats are written.
-func (fr *flowRunner) prepareTopics(ctx context.Context, plan *Plan, snap *resumeSnapshot) (kadm.ListedOffsets, error) {
+// end offsets to copy up to, once the run's heartbeats are written, and the
+// remote partitions' end offsets (onceDone: a partition whose remote
+// partition lost mirrored records is not done by its progress alone).
+func (fr *flowRunner) prepareTopics(ctx context.Context, plan *Plan, snap *resumeSnapshot) (onceEnds, remoteEnds kadm.ListedOffsets, _ error) {
 	w, cfg := fr.worker, fr.cfg
-	var onceEnds kadm.ListedOffsets
 	steps := []func(context.Context) error{
 		func(ctx context.Context) error {
 			if err := ensureProgressTopic(ctx, cfg, w.io.tgt); err != nil {
@@ -496,12 +499,41 @@ func (fr *flowRunner) prepareTopics(ctx context.Context, plan *Plan, snap *resum
 				return fmt.Errorf("flow %s: list end offsets on %s: %w", cfg.Name(), cfg.Source, err)
 			}
 			return nil
+		}, func(ctx context.Context) (err error) {
+			remotes := make([]string, 0, len(plan.Replicated()))
+			for _, t := range plan.Replicated() {
+				remotes = append(remotes, t.RemoteTopic)
+			}
+			if remoteEnds, err = w.io.tgt.ListEndOffsets(ctx, remotes...); err != nil {
+				return fmt.Errorf("flow %s: list end offsets on %s: %w", cfg.Name(), cfg.Target, err)
+			}
+			return nil
 		})
 	}
 	if err := concurrently(ctx, steps...); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return onceEnds, nil
+	return onceEnds, remoteEnds, nil
+}
+
+// remoteEndsOf is the end offset of each remote partition of the plan's
+// replicated topics, keyed by source partition: 0 for a remote topic or
+// partition the target does not have (deleted), left out when it could
+// not be read otherwise.
+func remoteEndsOf(plan *Plan, listed kadm.ListedOffsets) map[tp]int64 {
+	out := map[tp]int64{}
+	for _, t := range plan.Replicated() {
+		for p := int32(0); p < t.Partitions; p++ {
+			e, ok := listed.Lookup(t.RemoteTopic, p)
+			switch {
+			case !ok || errors.Is(e.Err, kerr.UnknownTopicOrPartition):
+				out[tp{t.Topic, p}] = 0
+			case e.Err == nil:
+				out[tp{t.Topic, p}] = e.Offset
+			}
+		}
+	}
+	return out
 }
 
 // onceEndsOf is the end offset of every partition of the plan's replicated

@@ -39,8 +39,14 @@ const (
 	// (its topic ID changed); the positions saved for the old topic mean
 	// nothing for the new one.
 	LossSourceRecreated LossKind = "recreated"
-	// LossTargetRecreated: the remote topic on the target was deleted or
-	// recreated; what was copied into it is gone.
+	// LossTargetRecreated: the remote partition on the target lost
+	// mirrored records: it ends below the downstream position the progress
+	// recorded (the remote topic was deleted, or deleted and created
+	// again). Gone is how many; the partition is copied again from the
+	// source log start, and Count of them are lost for good (the source
+	// no longer holds them). Always an error of the run, even when Count
+	// is 0: the target's consumers saw their records vanish and come back
+	// at other offsets.
 	LossTargetRecreated LossKind = "target-recreated"
 	// LossRefused: the target refused a record ([RecordError]); the
 	// partition stops at it, nothing is skipped.
@@ -55,6 +61,13 @@ var LossKinds = []LossKind{LossGap, LossSourceRecreated, LossTargetRecreated, Lo
 // To) did not reach the target: Count of them (To-From; 0 when the partition
 // stopped before it lost any). Stopped says the partition copies nothing
 // more until an operator acts; Reason says what happened and what to do.
+//
+// A [LossTargetRecreated] event differs: Gone is the mirrored records the
+// remote partition lost (target offsets: the downstream position the
+// progress recorded minus the remote partition's end now), Count those of
+// them the source no longer holds (Gone minus the source offsets from the
+// log start to the recorded position, at least 0), and From = To is the
+// source offset the partition is copied again from (its log start).
 type LossEvent struct {
 	Flow        string    `json:"flow"`
 	Topic       string    `json:"topic"` // source topic
@@ -67,12 +80,30 @@ type LossEvent struct {
 	Stopped     bool      `json:"stopped"`
 	Reason      string    `json:"reason"`
 	Time        time.Time `json:"time"` // when it was found
+	// Gone: for LossTargetRecreated, the mirrored records the remote
+	// partition lost (target offsets); 0 for other kinds, or unknown
+	// (progress written before downstream positions were kept).
+	Gone int64 `json:"gone,omitempty"`
 }
 
 // Error says what was lost where: flow, partition, offsets, count, why, and
 // whether the partition stopped.
 func (e *LossEvent) Error() string {
 	s := fmt.Sprintf("flow %s: %s[%d]: %s", e.Flow, e.Topic, e.Partition, e.Kind)
+	if e.Kind == LossTargetRecreated {
+		if e.Gone > 0 {
+			s += fmt.Sprintf(": %d mirrored records gone from %s[%d]", e.Gone, e.RemoteTopic, e.Partition)
+			if e.Count > 0 {
+				s += fmt.Sprintf(", %d of them lost (no longer on the source)", e.Count)
+			} else {
+				s += ", all still on the source"
+			}
+		}
+		if e.Reason != "" {
+			s += ": " + e.Reason
+		}
+		return s
+	}
 	if e.Count > 0 {
 		s += fmt.Sprintf(": source offsets %d to %d (%d records) not copied", e.From, e.To-1, e.Count)
 	} else if e.From >= 0 {
@@ -89,7 +120,7 @@ func (e *LossEvent) Error() string {
 
 // progressLoss is e as the progress topic keeps it.
 func (e *LossEvent) progressLoss() *progress.Loss {
-	return &progress.Loss{Kind: string(e.Kind), From: e.From, To: e.To, Count: e.Count, Stopped: e.Stopped, Reason: e.Reason, TimeMs: e.Time.UnixMilli()}
+	return &progress.Loss{Kind: string(e.Kind), From: e.From, To: e.To, Count: e.Count, Stopped: e.Stopped, Reason: e.Reason, TimeMs: e.Time.UnixMilli(), Gone: e.Gone}
 }
 
 // LossObserver is implemented by a [PartitionObserver] that wants the
@@ -151,7 +182,7 @@ func (w *worker) reportLoss(t *task, ev LossEvent) {
 	if ev.Time.IsZero() {
 		ev.Time = w.now()
 	}
-	if ev.Count == 0 && ev.To > ev.From {
+	if ev.Count == 0 && ev.To > ev.From && ev.Kind != LossTargetRecreated {
 		ev.Count = ev.To - ev.From
 	}
 	t.mu.Lock()
@@ -184,7 +215,11 @@ func (w *worker) reportLoss(t *task, ev LossEvent) {
 		if ev.Stopped {
 			msg = "partition stopped"
 		}
-		attrs := []any{"kind", ev.Kind, "topic", ev.Topic, "partition", ev.Partition, "from", ev.From, "to", ev.To, "count", ev.Count, "err", &ev}
+		attrs := []any{"kind", ev.Kind, "topic", ev.Topic, "partition", ev.Partition, "from", ev.From, "to", ev.To, "count", ev.Count}
+		if ev.Kind == LossTargetRecreated {
+			attrs = append(attrs, "remote", ev.RemoteTopic, "gone", ev.Gone)
+		}
+		attrs = append(attrs, "err", &ev)
 		if held > 0 {
 			attrs = append(attrs, "loss_lines_held_back", held)
 		}
@@ -197,12 +232,13 @@ func (w *worker) reportLoss(t *task, ev LossEvent) {
 func (t *task) inheritLoss(v progress.Value) {
 	t.mu.Lock()
 	t.loss.skipped, t.loss.last = v.Skipped, v.Loss
+	t.pos.downstream = v.Downstream
 	t.mu.Unlock()
 }
 
 // progressValue is the progress record value of t at next, t.mu held.
 func (t *task) progressValue(next int64, now time.Time) progress.Value {
-	return progress.Value{Next: next, Time: now, TopicID: t.loss.topicID, Skipped: t.loss.skipped, SourceEnd: max(t.pos.sourceEnd, next), Loss: t.loss.last}
+	return progress.Value{Next: next, Time: now, TopicID: t.loss.topicID, Skipped: t.loss.skipped, SourceEnd: max(t.pos.sourceEnd, next), Downstream: t.pos.downstream, Loss: t.loss.last}
 }
 
 // gapReason says what happened to records deleted before they were copied
@@ -214,4 +250,43 @@ func gapReason(stop bool, next int64) string {
 			"to copy on from the log start, remove auto.offset.reset=none from the source consumer settings and restart"
 	}
 	return fmt.Sprintf("deleted on the source (retention or DeleteRecords) before they were copied; copying goes on from offset %d, the log start", next)
+}
+
+// targetLoss returns the loss event of a remote partition that lost
+// mirrored records, or nil when it holds what the progress val says was
+// copied (see [LossTargetRecreated]). remoteEnd is the remote partition's
+// end offset now, logStart the source partition's log start (where copying
+// starts again), next the first source offset not copied. With the
+// downstream position unknown (val.Downstream 0: progress written before
+// it was kept), a remote partition that is empty though source offsets at
+// or after the log start were copied is the loss, its size unknown.
+func targetLoss(remote string, partition int32, downstream, remoteEnd, next, logStart int64) *LossEvent {
+	recopy := max(0, next-logStart)
+	var gone, lost int64
+	switch {
+	case downstream > 0 && remoteEnd < downstream:
+		gone = downstream - remoteEnd
+		lost = max(0, gone-recopy)
+	case downstream == 0 && remoteEnd == 0 && next > logStart:
+	default:
+		return nil
+	}
+	var what string
+	switch {
+	case gone == 0:
+		what = fmt.Sprintf("how many is unknown (the progress predates downstream positions); source offsets %d to %d are copied again", logStart, next-1)
+	case lost == 0:
+		what = fmt.Sprintf("the source still holds them: source offsets %d to %d are copied again", logStart, next-1)
+	case recopy == 0:
+		what = fmt.Sprintf("the source no longer holds any of them (its log starts at %d): they are lost", logStart)
+	default:
+		what = fmt.Sprintf("the source holds only offsets %d to %d of them, copied again; the other %d are lost", logStart, next-1, lost)
+	}
+	found := fmt.Sprintf("the remote partition %s[%d] is empty though progress says source offsets up to %d were copied", remote, partition, next-1)
+	if downstream > 0 {
+		found = fmt.Sprintf("the remote partition %s[%d] ends at offset %d though progress recorded mirrored records up to offset %d (source offsets up to %d)",
+			remote, partition, remoteEnd, downstream-1, next-1)
+	}
+	return &LossEvent{Kind: LossTargetRecreated, From: logStart, To: logStart, Count: lost, Gone: gone,
+		Reason: found + ": the remote topic was deleted or recreated; " + what + "; offsets committed on the target for it no longer match its records"}
 }

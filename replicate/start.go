@@ -256,7 +256,7 @@ func (s *starter) gather(ctx context.Context, batch []*task) (*startFacts, error
 	// stopped (syncMatters; readSyncs reads back from the end of the
 	// offset-syncs topic only as far as these partitions need).
 	var err error
-	if f.rends, err = w.io.tgt.ListEndOffsets(ctx, remotes...); err != nil {
+	if f.rends, err = listRemoteEnds(ctx, w.io.tgt, need); err != nil {
 		return nil, fmt.Errorf("list end offsets on %s: %w", w.cfg.Target, err)
 	}
 	var syncs []tp
@@ -322,13 +322,16 @@ func (s *starter) decide(ctx context.Context, t *task, f *startFacts) (int64, bo
 	}
 	t.limits = w.io.limits.of(t.remote)
 	ev := w.checkTopicID(t, val, hasProgress, f.ids[t.src.topic])
-	if re, ok := f.rends.Lookup(t.remote, t.src.partition); ev == nil && hasProgress && written > st.Offset && ok && re.Err == nil && re.Offset == 0 {
-		// Progress says records were copied, yet the remote partition
-		// is empty: the remote topic was deleted or recreated. Refill
-		// it from the source log start.
-		ev = &LossEvent{Kind: LossTargetRecreated, From: st.Offset, To: st.Offset,
-			Reason: fmt.Sprintf("the remote partition %s[%d] is empty though progress says source offsets up to %d were copied: the remote topic was deleted or recreated; refilling it from the source log start (offset %d)",
-				t.remote, t.src.partition, written-1, st.Offset)}
+	if remoteEnd, known := remoteEndOf(f.rends, t.remote, t.src.partition); ev == nil && hasProgress && known {
+		// The remote partition ends below what progress says was
+		// mirrored into it: the remote topic was deleted or recreated.
+		// Refill it from the source log start; what the source no
+		// longer holds is lost (loss.go).
+		if ev = targetLoss(t.remote, t.src.partition, val.Downstream, remoteEnd, written, st.Offset); ev != nil {
+			t.mu.Lock()
+			t.pos.downstream = remoteEnd // what the remote partition holds now
+			t.mu.Unlock()
+		}
 	}
 	if ev != nil { // the source topic was recreated (topicid.go), or the remote one
 		if ev.Stopped {
@@ -367,6 +370,57 @@ func (s *starter) decide(ctx context.Context, t *task, f *startFacts) (int64, bo
 		}
 	}
 	return start, true, nil
+}
+
+// remoteEndsBudget bounds how long listRemoteEnds waits for the admin
+// client to see remote partitions the start saw exist.
+const remoteEndsBudget = 15 * time.Second
+
+// listRemoteEnds lists the end offsets of the remote partitions in need
+// (topic: partition count), which the start saw exist (awaitRemotePartitions).
+// The admin client maps topics to leaders from metadata it keeps for a
+// while, so a remote topic it saw missing just before the flow leader
+// created it again is listed as unknown until that expires: such a listing
+// is tried again, every 250ms within remoteEndsBudget, since a remote
+// partition that lost its records must be told from one not listed. What
+// is still unknown then is returned as it is.
+func listRemoteEnds(ctx context.Context, tgt *kadm.Client, need map[string]int32) (kadm.ListedOffsets, error) {
+	remotes := sortedKeys(need)
+	deadline := time.Now().Add(remoteEndsBudget)
+	for {
+		rends, err := tgt.ListEndOffsets(ctx, remotes...)
+		if err != nil {
+			return nil, err
+		}
+		complete := true
+		for r, n := range need {
+			for p := int32(0); p < n && complete; p++ {
+				if o, ok := rends.Lookup(r, p); !ok || errors.Is(o.Err, kerr.UnknownTopicOrPartition) {
+					complete = false
+				}
+			}
+		}
+		if complete || time.Now().After(deadline) {
+			return rends, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// remoteEndOf is the end offset of remote[partition] in rends; known is
+// false when it was not listed. A remote topic the target does not know is
+// not taken for an empty one: the client's metadata may be stale, and a
+// wrong "lost" would refill the remote topic with duplicates. The start
+// waited for the remote partitions to exist (gather).
+func remoteEndOf(rends kadm.ListedOffsets, remote string, partition int32) (end int64, known bool) {
+	if re, ok := rends.Lookup(remote, partition); ok && re.Err == nil {
+		return re.Offset, true
+	}
+	return 0, false
 }
 
 // sortedKeys returns the keys of m, sorted.

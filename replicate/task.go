@@ -109,6 +109,7 @@ type taskPosition struct {
 	records     int64 // acknowledged in this assignment
 	bytes       int64 // their value bytes
 	sourceEnd   int64 // the source partition's high watermark last seen (a fetch, or the position report); 0 unknown
+	downstream  int64 // the remote partition's offset after the newest acknowledged (committed) copy, as progress records it; 0 unknown
 }
 
 // taskFailure is what went wrong with a task's copies (t.mu).

@@ -10,7 +10,7 @@ import (
 // figures count in the run's totals). The starter adds, the release
 // removes; everything else only looks.
 type taskSet struct {
-	mu       sync.RWMutex // guards live, releasing, released, remotes and onceEnds
+	mu       sync.RWMutex // guards live, releasing, released, remotes, onceEnds and remoteEnds
 	live     map[tp]*task
 	released []*task
 	// releasing counts the tasks taken from live and not yet retired:
@@ -23,6 +23,9 @@ type taskSet struct {
 	// onceEnds (once): the flow's partitions and their end offsets when
 	// the run started; the run is done when each reached its end.
 	onceEnds map[tp]int64
+	// remoteEnds (once): the remote partitions' end offsets when the run
+	// started, by source partition (0: the remote topic is missing).
+	remoteEnds map[tp]int64
 }
 
 func newTaskSet() *taskSet {
@@ -138,10 +141,20 @@ func (s *taskSet) retire(ts []*task) {
 	s.mu.Unlock()
 }
 
-func (s *taskSet) setOnceEnds(ends map[tp]int64) {
+func (s *taskSet) setOnceEnds(ends, remoteEnds map[tp]int64) {
 	s.mu.Lock()
-	s.onceEnds = ends
+	s.onceEnds, s.remoteEnds = ends, remoteEnds
 	s.mu.Unlock()
+}
+
+// remoteShort reports whether the remote partition of key ended, when the
+// once run started, below downstream (the progress's downstream position):
+// it lost mirrored records, which the partition's task reports (start.go).
+func (s *taskSet) remoteShort(key tp, downstream int64) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	e, ok := s.remoteEnds[key]
+	return ok && downstream > 0 && e < downstream
 }
 
 func (s *taskSet) ends() map[tp]int64 {
@@ -188,8 +201,10 @@ func (s *taskSet) lossErrors() []error {
 		for _, ev := range t.loss.events {
 			// Refused records are recordErrors'; an event that lost
 			// nothing and stopped nothing (a recreated topic copied
-			// from its start by choice) is reported, not an error.
-			if ev.Kind != LossRefused && (ev.Count > 0 || ev.Stopped) {
+			// from its start by choice) is reported, not an error. A
+			// remote partition that lost mirrored records always is,
+			// even when the source still had them all to copy again.
+			if ev.Kind != LossRefused && (ev.Count > 0 || ev.Stopped || ev.Kind == LossTargetRecreated) {
 				evs = append(evs, ev)
 			}
 		}

@@ -210,8 +210,11 @@ func (w *worker) onceDone(ctx context.Context) bool {
 	var finished []*task // own tasks at their end whose progress is not written yet
 	done := true
 	for key, end := range w.tasks.ends() {
-		if next, ok := w.progress.get(key); ok && next >= end {
-			continue // copied, by whichever member
+		// Copied, by whichever member; unless the remote partition lost
+		// mirrored records since: then the task owning it reports that
+		// first (and its progress write lowers the downstream position).
+		if v, ok := w.progress.value(key); ok && v.Next >= end && !w.tasks.remoteShort(key, v.Downstream) {
+			continue
 		}
 		t, ok := mine[key]
 		if !ok {

@@ -25,7 +25,7 @@ func parseKey(b []byte) (k Key, ok bool) {
 
 // parseValue parses a value in the exact form EncodeValue writes without a
 // loss event: {"offset":<n>,"time_ms":<n>} with, in this order, the optional
-// "topic_id", "skipped" and "source_end" fields. ok is false for anything else (a loss
+// "topic_id", "skipped", "source_end" and "downstream" fields. ok is false for anything else (a loss
 // event included): the caller then decodes with encoding/json.
 func parseValue(b []byte) (v value, ok bool) {
 	if b, ok = cut(b, `{"offset":`); !ok {
@@ -54,6 +54,11 @@ func parseValue(b []byte) (v value, ok bool) {
 	}
 	if rest, found := cut(b, `,"source_end":`); found {
 		if v.SourceEnd, b, ok = integer(rest, 64); !ok {
+			return value{}, false
+		}
+	}
+	if rest, found := cut(b, `,"downstream":`); found {
+		if v.Downstream, b, ok = integer(rest, 64); !ok {
 			return value{}, false
 		}
 	}

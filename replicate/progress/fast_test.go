@@ -22,6 +22,8 @@ func TestParseTakesWhatEncodeWrites(t *testing.T) {
 		{Key{"a", 7}, Value{Next: 12, Time: time.UnixMilli(-5), TopicID: "x", Skipped: 1}},
 		{Key{"a", 7}, Value{Next: 12, Time: now, TopicID: "x", Skipped: 1, SourceEnd: 30}},
 		{Key{"a", 7}, Value{Next: 12, Time: now, SourceEnd: 12}},
+		{Key{"a", 7}, Value{Next: 12, Time: now, TopicID: "x", SourceEnd: 12, Downstream: 9}},
+		{Key{"a", 7}, Value{Next: 12, Time: now, Downstream: 1}},
 	} {
 		key, val := EncodeValue(tt.k, tt.v)
 		if _, ok := parseKey(key); !ok {
@@ -31,7 +33,7 @@ func TestParseTakesWhatEncodeWrites(t *testing.T) {
 			t.Errorf("parseValue(%s) fell back", val)
 		}
 		k, v, err := DecodeValue(key, val)
-		if err != nil || k != tt.k || v.Next != tt.v.Next || !v.Time.Equal(tt.v.Time) || v.TopicID != tt.v.TopicID || v.Skipped != tt.v.Skipped || v.SourceEnd != tt.v.SourceEnd {
+		if err != nil || k != tt.k || v.Next != tt.v.Next || !v.Time.Equal(tt.v.Time) || v.TopicID != tt.v.TopicID || v.Skipped != tt.v.Skipped || v.SourceEnd != tt.v.SourceEnd || v.Downstream != tt.v.Downstream {
 			t.Errorf("DecodeValue(%s, %s) = %+v %+v %v, want %+v %+v", key, val, k, v, err, tt.k, tt.v)
 		}
 	}

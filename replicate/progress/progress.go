@@ -19,6 +19,10 @@
 //	"source_end" the source partition's end offset (high watermark) the writer
 //	             last saw: what the source held then, so that with the source
 //	             gone the target still tells how much was not mirrored yet
+//	"downstream" the remote partition's offset after the newest copy acknowledged
+//	             by the target when the record was written (the target's end of
+//	             what was mirrored, target offsets): a remote partition found
+//	             to end below it lost mirrored records
 //	"loss"      the partition's newest loss event: {"kind","from","to","count",
 //	            "stopped","reason","time_ms"}, offsets [from, to) not copied
 //
@@ -43,12 +47,13 @@ type Key struct {
 // value is the JSON value. Offset is a pointer so that a value without it
 // is an error, not offset 0.
 type value struct {
-	Offset    *int64 `json:"offset"`  // next source offset to copy
-	TimeMs    int64  `json:"time_ms"` // when the progress was written, epoch ms
-	TopicID   string `json:"topic_id,omitempty"`
-	Skipped   int64  `json:"skipped,omitempty"`
-	SourceEnd int64  `json:"source_end,omitempty"`
-	Loss      *Loss  `json:"loss,omitempty"`
+	Offset     *int64 `json:"offset"`  // next source offset to copy
+	TimeMs     int64  `json:"time_ms"` // when the progress was written, epoch ms
+	TopicID    string `json:"topic_id,omitempty"`
+	Skipped    int64  `json:"skipped,omitempty"`
+	SourceEnd  int64  `json:"source_end,omitempty"`
+	Downstream int64  `json:"downstream,omitempty"`
+	Loss       *Loss  `json:"loss,omitempty"`
 }
 
 // Value is a decoded progress value.
@@ -68,6 +73,13 @@ type Value struct {
 	// SourceEnd is the source partition's end offset (high watermark) the
 	// writer last saw before Time; 0 when it did not know it.
 	SourceEnd int64
+	// Downstream is the remote partition's offset after the newest copy
+	// the target had acknowledged when the record was written (target
+	// offsets; with exactly-once, as of the previous commit, so at most
+	// this); 0 when the writer did not know it. Every mirrored record of
+	// the partition is below it, so a remote partition ending below it
+	// lost mirrored records (the remote topic was deleted or recreated).
+	Downstream int64
 	// Loss is the partition's newest loss event, nil when none.
 	Loss *Loss
 }
@@ -85,6 +97,10 @@ type Loss struct {
 	Stopped bool   `json:"stopped,omitempty"`
 	Reason  string `json:"reason,omitempty"`
 	TimeMs  int64  `json:"time_ms"` // when the loss was found, epoch ms
+	// Gone is, for a "target-recreated" event, the mirrored records the
+	// remote partition lost (target offsets; Count of them could not be
+	// copied again); 0 otherwise or when unknown.
+	Gone int64 `json:"gone,omitempty"`
 }
 
 // Encode returns the key and value of the progress record saying that the
@@ -100,7 +116,7 @@ func Encode(k Key, next int64, now time.Time) (key, val []byte) {
 func EncodeValue(k Key, v Value) (key, val []byte) {
 	key, _ = json.Marshal(k) // a string and an int32 cannot fail
 	next := v.Next
-	val, _ = json.Marshal(value{Offset: &next, TimeMs: v.Time.UnixMilli(), TopicID: v.TopicID, Skipped: v.Skipped, SourceEnd: v.SourceEnd, Loss: v.Loss})
+	val, _ = json.Marshal(value{Offset: &next, TimeMs: v.Time.UnixMilli(), TopicID: v.TopicID, Skipped: v.Skipped, SourceEnd: v.SourceEnd, Downstream: v.Downstream, Loss: v.Loss})
 	return key, val
 }
 
@@ -143,8 +159,8 @@ func DecodeValue(key, val []byte) (Key, Value, error) {
 	switch {
 	case v.Offset == nil:
 		return Key{}, Value{}, fmt.Errorf("value %s: no offset", val)
-	case k.Topic == "" || k.Partition < 0 || *v.Offset < 0 || v.Skipped < 0 || v.SourceEnd < 0:
+	case k.Topic == "" || k.Partition < 0 || *v.Offset < 0 || v.Skipped < 0 || v.SourceEnd < 0 || v.Downstream < 0:
 		return Key{}, Value{}, fmt.Errorf("key %s value %s: out of range", key, val)
 	}
-	return k, Value{Next: *v.Offset, Time: time.UnixMilli(v.TimeMs), TopicID: v.TopicID, Skipped: v.Skipped, SourceEnd: v.SourceEnd, Loss: v.Loss}, nil
+	return k, Value{Next: *v.Offset, Time: time.UnixMilli(v.TimeMs), TopicID: v.TopicID, Skipped: v.Skipped, SourceEnd: v.SourceEnd, Downstream: v.Downstream, Loss: v.Loss}, nil
 }
