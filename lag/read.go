@@ -37,15 +37,32 @@ const (
 	StateStopped = "stopped"
 )
 
+// StateRecreated is the state of a partition whose source topic was
+// deleted and created again since its progress was written (the kind of
+// replicate's loss event of the same name).
+const StateRecreated = string(replicate.LossSourceRecreated)
+
 // setLoss sets the partition's loss state from its progress value.
 func (pl *PartitionLag) setLoss(v progress.Value) {
 	pl.Skipped, pl.Loss = v.Skipped, v.Loss
 	switch {
 	case v.Loss != nil && v.Loss.Stopped:
 		pl.State = StateStopped
+		pl.StopReason = v.Loss.Kind + ": " + v.Loss.Reason
 	case v.Loss != nil:
 		pl.State = v.Loss.Kind
 	}
+}
+
+// sourceRecreated reports whether the source partition's progress belongs
+// to an earlier topic of the same name: its topic ID differs from the
+// source's (currentID), or, with either ID unknown, it copied past the
+// source's end offset now (offsets of a topic never go back otherwise).
+func sourceRecreated(v progress.Value, currentID string, end int64) bool {
+	if v.TopicID != "" && currentID != "" {
+		return v.TopicID != currentID
+	}
+	return v.Next > end
 }
 
 // FlowLag is one flow in the lag report.
@@ -94,6 +111,10 @@ type PartitionLag struct {
 	// start), not counting the transaction markers (and aborted records)
 	// before the first record still to copy, so a partition whose only
 	// uncopied offsets are markers (a trailing commit marker) is 0 behind.
+	// A stopped partition counts from where it stopped; a source topic
+	// recreated since its progress was written (State StateRecreated, or
+	// StateStopped) counts every record the new topic holds, none of which
+	// was copied: SourceEndOffset - log start.
 	RecordsBehind int64 `json:"records_behind"`
 	// TimeBehindMs is now minus the timestamp of the oldest source record
 	// not yet on the target, in ms; 0 when caught up, null when it could
@@ -115,6 +136,14 @@ type PartitionLag struct {
 	// else the kind of its newest loss event (StateGap, "recreated",
 	// "target-recreated", ...). With offset syncs only it is StateOK.
 	State string `json:"state"`
+	// Stopped: the partition copies nothing until an operator acts: a
+	// loss event stopped it (State StateStopped), or its source topic was
+	// recreated and the flow does not copy recreated topics
+	// (mirrorctl.source.recreated), so the mirror stops it. [Evaluate]
+	// breaches it whatever the thresholds (CheckStopped); StopReason
+	// says why.
+	Stopped    bool   `json:"stopped"`
+	StopReason string `json:"stop_reason,omitempty"`
 	// Skipped is the partition's source offsets that were never copied,
 	// in total; Loss its newest loss event; both from the progress topic.
 	Skipped int64          `json:"skipped"`
@@ -281,6 +310,16 @@ func (c *collector) partitions(ctx context.Context, fl *FlowLag, plan *replicate
 	if err != nil {
 		return fmt.Errorf("flow %s: list end offsets on %s: %w", fc.Name(), fc.Target, err)
 	}
+	md, err := src.Metadata(ctx, topics...)
+	if err != nil {
+		return fmt.Errorf("flow %s: metadata on %s: %w", fc.Name(), fc.Source, err)
+	}
+	ids := map[string]string{}
+	for name, td := range md.Topics {
+		if td.Err == nil && td.ID != [16]byte{} {
+			ids[name] = td.ID.String()
+		}
+	}
 	for _, t := range plan.Replicated() {
 		for p := int32(0); p < t.Partitions; p++ {
 			s, sok := srcStarts.Lookup(t.Topic, p)
@@ -296,6 +335,18 @@ func (c *collector) partitions(ctx context.Context, fl *FlowLag, plan *replicate
 			if v, ok := progress[tpKey{t.Topic, p}]; ok {
 				next, pl.From = v.Next, FromProgress
 				pl.setLoss(v)
+				if sourceRecreated(v, ids[t.Topic], e.Offset) {
+					// Nothing of the new topic was copied: all of it
+					// is behind, whatever the old position was.
+					next = 0
+					if pl.State != StateStopped {
+						pl.State = StateRecreated
+						if !fc.CopyRecreatedSource {
+							pl.StopReason = StateRecreated + ": the source topic was deleted and created again since its progress was written; " +
+								"the mirror stops the partition (mirrorctl.source.recreated = copy-from-start copies the new topic)"
+						}
+					}
+				}
 			} else if ss := syncs.Syncs(t.Topic, p); len(ss) > 0 {
 				// Records after the sync's downstream offset on the target
 				// are copies of source records after its upstream offset,
@@ -306,9 +357,10 @@ func (c *collector) partitions(ctx context.Context, fl *FlowLag, plan *replicate
 			}
 			next = min(next, e.Offset)
 			pl.ReplicatedOffset = next - 1
-			if pl.From == FromNone {
+			if pl.From == FromNone || pl.State == StateRecreated {
 				pl.ReplicatedOffset = -1
 			}
+			pl.Stopped = pl.StopReason != ""
 			pl.next = max(next, s.Offset)
 			pl.RecordsBehind = max(0, e.Offset-pl.next)
 			if pl.RecordsBehind == 0 {
@@ -657,6 +709,7 @@ func (c *collector) collectSourceDown(ctx context.Context, fl *FlowLag, tgt *kad
 		if v, ok := progress[k]; ok {
 			pl.ReplicatedOffset, pl.From = v.Next-1, FromProgress
 			pl.setLoss(v)
+			pl.Stopped = pl.StopReason != ""
 		} else if ss := syncs.Syncs(k.topic, k.partition); len(ss) > 0 {
 			sy := ss[0]
 			pl.ReplicatedOffset, pl.From = sy.UpstreamOffset+max(0, pl.TargetEndOffset-1-sy.DownstreamOffset), FromOffsetSyncs

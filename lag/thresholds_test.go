@@ -28,12 +28,12 @@ func TestEvaluate(t *testing.T) {
 		want string
 	}{
 		{"all off", Thresholds{MaxRecords: -1}, "[]"},
-		{"max-records 3", Thresholds{MaxRecords: 3}, "[{a->b max-records a.t[1] 7 3}]"},
-		{"max-records 0", Thresholds{MaxRecords: 0}, "[{a->b max-records a.t[1] 7 0} {a->b max-records a.t[2] 3 0}]"},
+		{"max-records 3", Thresholds{MaxRecords: 3}, "[{a->b max-records a.t[1] 7 3 }]"},
+		{"max-records 0", Thresholds{MaxRecords: 0}, "[{a->b max-records a.t[1] 7 0 } {a->b max-records a.t[2] 3 0 }]"},
 		{"max-latency 1s: over, and unknown", Thresholds{MaxRecords: -1, MaxLatency: time.Second},
-			"[{a->b max-latency a.t[1] 2000 1000} {a->b max-latency a.t[2] -1 1000}]"},
+			"[{a->b max-latency a.t[1] 2000 1000 } {a->b max-latency a.t[2] -1 1000 }]"},
 		{"stale-after 1s: old heartbeat, missing checkpoint", Thresholds{MaxRecords: -1, StaleAfter: time.Second},
-			"[{a->b stale-after heartbeat 5000 1000} {a->b stale-after group g2 -1 1000}]"},
+			"[{a->b stale-after heartbeat 5000 1000 } {a->b stale-after group g2 -1 1000 }]"},
 	}
 	for _, tt := range tests {
 		fl := read()
@@ -56,7 +56,17 @@ func TestEvaluate(t *testing.T) {
 	// Without heartbeats emitted and none found, no heartbeat breach.
 	fl := read()
 	fl.HeartbeatAgeMs = nil
-	if got := Evaluate(replicate.FlowConfig{Source: "a", Target: "b"}, &fl, Thresholds{MaxRecords: -1, StaleAfter: time.Hour}); fmt.Sprint(got) != "[{a->b stale-after group g2 -1 3600000}]" {
+	if got := Evaluate(replicate.FlowConfig{Source: "a", Target: "b"}, &fl, Thresholds{MaxRecords: -1, StaleAfter: time.Hour}); fmt.Sprint(got) != "[{a->b stale-after group g2 -1 3600000 }]" {
 		t.Errorf("no heartbeats: %v", got)
+	}
+	// A stopped partition breaches with every threshold off, beside the
+	// thresholds it breaches too.
+	for _, th := range []Thresholds{{MaxRecords: -1}, {MaxRecords: 3}} {
+		fl = read()
+		fl.Partitions[0].Stopped, fl.Partitions[0].StopReason, fl.Partitions[0].RecordsBehind = true, "recreated: why", 300
+		got := Evaluate(fc, &fl, th)
+		if len(got) == 0 || got[0] != (Breach{"a->b", CheckStopped, "a.t[0]", 300, 0, "recreated: why"}) || !fl.Partitions[0].Breach {
+			t.Errorf("stopped, %+v: %+v", th, got)
+		}
 	}
 }

@@ -75,7 +75,7 @@ func NewCmdLag(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 	}
 	cmd := &cobra.Command{
 		Use:   "lag [--source <alias> --target <alias>] [--group <id>]... [--watch [--interval 2s]] [--max-latency DUR] [--max-records N] [--stale-after DUR]",
-		Short: "Show replication and checkpoint lag; exit 3 over a threshold",
+		Short: "Show replication and checkpoint lag; exit 3 over a threshold or on a stopped partition",
 		Long: "For every replicated partition of each enabled flow (or the one chosen with\n" +
 			"--source/--target): the source end offset, the last replicated source offset,\n" +
 			"records behind, time behind (age of the oldest source record not yet on the\n" +
@@ -87,6 +87,14 @@ func NewCmdLag(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 			"its newest checkpoint, and how many records a failover now would re-read: the\n" +
 			"group's commits since the checkpoint plus the slack of MM2's conservative\n" +
 			"translation (an upper estimate; `failover` computes the exact offsets).\n\n" +
+			"Records behind are what was not copied and the source still holds: from\n" +
+			"where a stopped partition stopped, and for a source topic deleted and\n" +
+			"created again since its progress was written (state recreated) every record\n" +
+			"of the new topic. A stopped partition (a loss event stopped it, or its source\n" +
+			"topic was recreated and mirrorctl.source.recreated is not copy-from-start)\n" +
+			"copies nothing until an operator acts: it is a breach whatever the\n" +
+			"thresholds (check \"stopped\" in JSON, \"stopped\" in its status), said on\n" +
+			"stderr, and lag exits 3.\n\n" +
 			"Thresholds: time behind over --max-latency, records behind over\n" +
 			"--max-records, a heartbeat older than --stale-after (or missing), or a\n" +
 			"group checkpoint that is not current (it matches neither the group's source\n" +
@@ -98,12 +106,13 @@ func NewCmdLag(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 			"after N refreshes, so a CI gate can wait for lag to settle: it exits 3 only\n" +
 			"if the last refresh breached.\n\n" +
 			"EXIT STATUS\n\n" +
-			"  0    no threshold breached (or none given)\n" +
+			"  0    no threshold breached (or none given) and no partition stopped\n" +
 			"  1    a cluster could not be read\n" +
 			"  2    bad flags or an invalid mm2.properties, also two aliases of one\n" +
 			"       cluster (same cluster ID), as replicate refuses them\n" +
-			"  3    a threshold was breached (with --watch: in the last refresh), or a\n" +
-			"       --group has no checkpoint in the flow (unknown, or not checkpointed yet)\n" +
+			"  3    a threshold was breached or a partition is stopped (with --watch: in\n" +
+			"       the last refresh), or a --group has no checkpoint in the flow (unknown,\n" +
+			"       or not checkpointed yet)\n" +
 			"  130  interrupted",
 		Example: "$ mirrorctl lag -c mm2.properties\n" +
 			"$ mirrorctl lag --source us-east --target eu-west --max-latency 30s --stale-after 2m -o json\n" +
@@ -205,6 +214,7 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 		res.InternalTopics = internal
 		warnSourceDown(opts, res)
+		reportStopped(opts, res)
 		if opts.Output() == output.FormatJSON {
 			if err := output.WriteJSON(opts.IO.Out, res); err != nil {
 				return err
@@ -259,6 +269,22 @@ func warnSourceDown(opts *Options, res Result) {
 			cmdutil.Warnf(opts.IO, "flow %s->%s: %s; its end offsets, records and time behind, group commits and members are unknown, "+
 				"heartbeat and checkpoint ages are read from %s", f.Source, f.Target, f.SourceError, f.Target)
 		}
+	}
+}
+
+// reportStopped writes to stderr, per stopped partition, that it copies
+// nothing more, how much is behind and why: lag exits 3 for it whatever
+// the thresholds (lag.CheckStopped).
+func reportStopped(opts *Options, res Result) {
+	for _, b := range res.Breaches {
+		if b.Check != lagengine.CheckStopped {
+			continue
+		}
+		behind := "unknown"
+		if b.Value >= 0 {
+			behind = strconv.FormatInt(b.Value, 10)
+		}
+		cmdutil.Errorf(opts.IO, "flow %s: %s is stopped, %s records behind (%s); it copies nothing until an operator acts, so lag exits 3", b.Flow, b.Subject, behind, b.Reason)
 	}
 }
 
@@ -328,16 +354,22 @@ func Collect(ctx context.Context, opts *Options, clients replicate.Clients, flow
 }
 
 // partStatus is a partition's status cell: its loss state when it has one
-// (stopped, gap, recreated, ...: lag.PartitionLag.State), with BREACH
-// after it when a threshold breached too; else ok or BREACH.
+// (stopped, gap, recreated, ...: lag.PartitionLag.State; "recreated,
+// stopped" for a recreated source topic the mirror stops at), with BREACH
+// after it when it breached (a stopped partition always does); else ok or
+// BREACH.
 func partStatus(p lagengine.PartitionLag, breach string) string {
 	if p.State == "" || p.State == lagengine.StateOK {
 		return breach
 	}
-	if p.Breach {
-		return p.State + ", BREACH"
+	st := p.State
+	if p.Stopped && st != lagengine.StateStopped {
+		st += ", stopped" // a recreated source topic the mirror stops at
 	}
-	return p.State
+	if p.Breach {
+		return st + ", BREACH"
+	}
+	return st
 }
 
 // groupStatus is a group's status cell: "no checkpoint" for a group the
