@@ -135,6 +135,10 @@ type PartitionLag struct {
 	// loss events): StateOK, StateStopped when a loss event stopped it,
 	// else the kind of its newest loss event (StateGap, "recreated",
 	// "target-recreated", ...). With offset syncs only it is StateOK.
+	// Found before the mirror reports it: StateRecreated (see
+	// RecordsBehind), and "target-recreated" when the remote partition ends
+	// below the downstream position the progress recorded (every record
+	// the source holds is then behind: the mirror copies it again).
 	State string `json:"state"`
 	// Stopped: the partition copies nothing until an operator acts: a
 	// loss event stopped it (State StateStopped), or its source topic was
@@ -335,6 +339,13 @@ func (c *collector) partitions(ctx context.Context, fl *FlowLag, plan *replicate
 			if v, ok := progress[tpKey{t.Topic, p}]; ok {
 				next, pl.From = v.Next, FromProgress
 				pl.setLoss(v)
+				if v.Downstream > 0 && pl.TargetEndOffset < v.Downstream && pl.State != StateStopped {
+					// The remote partition lost mirrored records (the
+					// remote topic was deleted or recreated) and the
+					// mirror has not seen it yet: it copies again from
+					// the log start, so everything is behind.
+					next, pl.State = 0, string(replicate.LossTargetRecreated)
+				}
 				if sourceRecreated(v, ids[t.Topic], e.Offset) {
 					// Nothing of the new topic was copied: all of it
 					// is behind, whatever the old position was.
@@ -710,6 +721,9 @@ func (c *collector) collectSourceDown(ctx context.Context, fl *FlowLag, tgt *kad
 			pl.ReplicatedOffset, pl.From = v.Next-1, FromProgress
 			pl.setLoss(v)
 			pl.Stopped = pl.StopReason != ""
+			if v.Downstream > 0 && pl.TargetEndOffset < v.Downstream && !pl.Stopped {
+				pl.State = string(replicate.LossTargetRecreated) // see partitions
+			}
 		} else if ss := syncs.Syncs(k.topic, k.partition); len(ss) > 0 {
 			sy := ss[0]
 			pl.ReplicatedOffset, pl.From = sy.UpstreamOffset+max(0, pl.TargetEndOffset-1-sy.DownstreamOffset), FromOffsetSyncs

@@ -139,3 +139,33 @@ func TestLagSourceRecreatedUnderProgress(t *testing.T) {
 		})
 	}
 }
+
+// The remote topic deleted after 100 records were mirrored, before any
+// replicate looked at it: the remote partition ends below the downstream
+// position the progress recorded, so lag says target-recreated and counts
+// the 100 records as behind (the mirror copies them again), where it used
+// to say ok, 0 behind.
+func TestLagRemoteTopicDeleted(t *testing.T) {
+	e := newEnv(t, "")
+	topic := testkit.Name("tgtgone")
+	e.CreateTopic(t, "us-east", topic, 1, nil)
+	produceN(t, e, topic, 100)
+	if code, _, stderr := run(t, "replicate", "-c", e.config, "--once"); code != 0 {
+		t.Fatalf("replicate exit %d: %s", code, stderr)
+	}
+	res, err := e.Admin(t, "eu-west").DeleteTopics(testkit.Context(t), "us-east."+topic)
+	if err == nil {
+		err = res.Error()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := run(t, "lag", "-c", e.config, "-o", "json")
+	p, _ := onlyPartition(t, stdout)
+	if code != 0 || p.State != "target-recreated" || p.RecordsBehind != 100 || p.TargetEndOffset != 0 || p.Stopped {
+		t.Fatalf("exit %d, partition %+v: want 0, target-recreated, 100 behind: %s", code, p, stderr)
+	}
+	if code, _, _ := run(t, "lag", "-c", e.config, "-o", "json", "--max-records", "0"); code != 3 {
+		t.Fatalf("--max-records 0: exit %d, want 3", code)
+	}
+}
