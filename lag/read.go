@@ -137,8 +137,9 @@ type PartitionLag struct {
 	// "target-recreated", ...). With offset syncs only it is StateOK.
 	// Found before the mirror reports it: StateRecreated (see
 	// RecordsBehind), and "target-recreated" when the remote partition ends
-	// below the downstream position the progress recorded (every record
-	// the source holds is then behind: the mirror copies it again).
+	// below the downstream position the progress recorded (when it is
+	// empty, every record the source holds is then behind: the mirror
+	// copies it again).
 	State string `json:"state"`
 	// Stopped: the partition copies nothing until an operator acts: a
 	// loss event stopped it (State StateStopped), or its source topic was
@@ -340,11 +341,16 @@ func (c *collector) partitions(ctx context.Context, fl *FlowLag, plan *replicate
 				next, pl.From = v.Next, FromProgress
 				pl.setLoss(v)
 				if v.Downstream > 0 && pl.TargetEndOffset < v.Downstream && pl.State != StateStopped {
-					// The remote partition lost mirrored records (the
-					// remote topic was deleted or recreated) and the
-					// mirror has not seen it yet: it copies again from
-					// the log start, so everything is behind.
-					next, pl.State = 0, string(replicate.LossTargetRecreated)
+					// The remote partition lost mirrored records and the
+					// mirror has not reported it yet. Emptied (the remote
+					// topic deleted or recreated), it is copied again
+					// from the log start, so everything is behind; only
+					// its last records gone, it is not (replicate's
+					// targetLoss).
+					pl.State = string(replicate.LossTargetRecreated)
+					if pl.TargetEndOffset == 0 {
+						next = 0
+					}
 				}
 				if sourceRecreated(v, ids[t.Topic], e.Offset) {
 					// Nothing of the new topic was copied: all of it

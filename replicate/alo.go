@@ -280,7 +280,7 @@ func (w *worker) reportRemoteGone(t *task, up, down int64, cause error) {
 	lctx, cancel := context.WithTimeout(ctx, refillLookupBudget)
 	if starts, err := w.io.src.ListStartOffsets(lctx, t.src.topic); err == nil {
 		if s, ok := starts.Lookup(t.src.topic, t.src.partition); ok && s.Err == nil {
-			if tl := targetLoss(t.remote, t.src.partition, down, 0, up, s.Offset); tl != nil {
+			if tl, _ := targetLoss(t.remote, t.src.partition, down, 0, up, s.Offset); tl != nil {
 				ev.Count, ev.From, ev.To = tl.Count, s.Offset, s.Offset
 			}
 			what = fmt.Sprintf("%d mirrored records gone, %d of them no longer on the source (its log starts at %d)", down, ev.Count, s.Offset)

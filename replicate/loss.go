@@ -65,9 +65,12 @@ var LossKinds = []LossKind{LossGap, LossSourceRecreated, LossTargetRecreated, Lo
 // A [LossTargetRecreated] event differs: Gone is the mirrored records the
 // remote partition lost (target offsets: the downstream position the
 // progress recorded minus the remote partition's end now), Count those of
-// them the source no longer holds (Gone minus the source offsets from the
-// log start to the recorded position, at least 0), and From = To is the
-// source offset the partition is copied again from (its log start).
+// them that are not copied again, and From = To the source offset copying
+// goes on from: for an empty remote partition, refilled, Count is those the
+// source no longer holds (Gone minus the source offsets from the log start
+// to the recorded position, at least 0) and From its log start; for one
+// that lost only its last records, not refilled, Count is Gone and From the
+// recorded position (targetLoss).
 type LossEvent struct {
 	Flow        string    `json:"flow"`
 	Topic       string    `json:"topic"` // source topic
@@ -253,23 +256,40 @@ func gapReason(stop bool, next int64) string {
 }
 
 // targetLoss returns the loss event of a remote partition that lost
-// mirrored records, or nil when it holds what the progress val says was
-// copied (see [LossTargetRecreated]). remoteEnd is the remote partition's
-// end offset now, logStart the source partition's log start (where copying
-// starts again), next the first source offset not copied. With the
-// downstream position unknown (val.Downstream 0: progress written before
-// it was kept), a remote partition that is empty though source offsets at
-// or after the log start were copied is the loss, its size unknown.
-func targetLoss(remote string, partition int32, downstream, remoteEnd, next, logStart int64) *LossEvent {
+// mirrored records, or nil when it holds what the progress says was copied
+// (see [LossTargetRecreated]), and whether the partition is to be copied
+// again from the source log start. remoteEnd is the remote partition's end
+// offset now, logStart the source partition's log start, next the first
+// source offset not copied, downstream the progress's downstream position.
+//
+//   - An empty remote partition (deleted, or recreated) is refilled: what
+//     the source still holds of what was mirrored is copied again, the
+//     rest (Count) is lost.
+//   - A remote partition ending above 0 but below downstream lost its last
+//     mirrored records only (truncated by an unclean leader election, or
+//     recreated and partly refilled by a run that stopped before writing
+//     its progress): a refill would copy again what it still holds, so it
+//     is not refilled; the records gone are all counted lost and copying
+//     goes on from next.
+//   - With the downstream position unknown (0: progress written before it
+//     was kept), an empty remote partition though source offsets at or
+//     after the log start were copied is refilled, its size unknown.
+func targetLoss(remote string, partition int32, downstream, remoteEnd, next, logStart int64) (*LossEvent, bool) {
 	recopy := max(0, next-logStart)
 	var gone, lost int64
 	switch {
+	case downstream > 0 && remoteEnd > 0 && remoteEnd < downstream:
+		gone = downstream - remoteEnd
+		return &LossEvent{Kind: LossTargetRecreated, From: next, To: next, Count: gone, Gone: gone,
+			Reason: fmt.Sprintf("the remote partition %s[%d] ends at offset %d though progress recorded mirrored records up to offset %d: its last %d mirrored records are gone "+
+				"(truncated by an unclean leader election on the target, or the topic recreated and partly refilled); they are not copied again, so nothing is copied twice: copying goes on from source offset %d",
+				remote, partition, remoteEnd, downstream-1, gone, next)}, false
 	case downstream > 0 && remoteEnd < downstream:
 		gone = downstream - remoteEnd
 		lost = max(0, gone-recopy)
 	case downstream == 0 && remoteEnd == 0 && next > logStart:
 	default:
-		return nil
+		return nil, false
 	}
 	var what string
 	switch {
@@ -284,9 +304,9 @@ func targetLoss(remote string, partition int32, downstream, remoteEnd, next, log
 	}
 	found := fmt.Sprintf("the remote partition %s[%d] is empty though progress says source offsets up to %d were copied", remote, partition, next-1)
 	if downstream > 0 {
-		found = fmt.Sprintf("the remote partition %s[%d] ends at offset %d though progress recorded mirrored records up to offset %d (source offsets up to %d)",
-			remote, partition, remoteEnd, downstream-1, next-1)
+		found = fmt.Sprintf("the remote partition %s[%d] is empty though progress recorded mirrored records up to offset %d (source offsets up to %d)",
+			remote, partition, downstream-1, next-1)
 	}
 	return &LossEvent{Kind: LossTargetRecreated, From: logStart, To: logStart, Count: lost, Gone: gone,
-		Reason: found + ": the remote topic was deleted or recreated; " + what + "; offsets committed on the target for it no longer match its records"}
+		Reason: found + ": the remote topic was deleted or recreated; " + what + "; offsets committed on the target for it no longer match its records"}, true
 }

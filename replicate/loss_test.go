@@ -368,3 +368,39 @@ func TestProgressLostResumesFromOffsetSync(t *testing.T) {
 	}
 	t.Logf("progress lost: resumed at %d, %d records copied again (without the offset syncs all 100 would be)", st.Start, dups)
 }
+
+// targetLoss tells a remote partition that lost mirrored records from one
+// that holds them, counts the records gone and those lost, and refills only
+// an empty remote partition.
+func TestTargetLoss(t *testing.T) {
+	tests := []struct {
+		name                                  string
+		downstream, remoteEnd, next, logStart int64
+		want                                  bool
+		gone, count, from                     int64
+		refill                                bool
+	}{
+		{"holds what was mirrored", 100, 100, 100, 0, false, 0, 0, 0, false},
+		{"holds more (another writer)", 100, 120, 100, 0, false, 0, 0, 0, false},
+		{"nothing mirrored yet", 0, 0, 50, 50, false, 0, 0, 0, false},
+		{"emptied, source holds all", 100, 0, 100, 0, true, 100, 0, 0, true},
+		{"emptied, source holds the last 30", 100, 0, 100, 70, true, 100, 70, 70, true},
+		{"emptied, source holds none", 100, 0, 100, 100, true, 100, 100, 100, true},
+		{"truncated: last 10 gone", 100, 90, 100, 0, true, 10, 10, 100, false},
+		{"old progress, emptied", 0, 0, 100, 40, true, 0, 0, 40, true},
+		{"old progress, source holds none", 0, 0, 100, 100, false, 0, 0, 0, false},
+	}
+	for _, tt := range tests {
+		ev, refill := targetLoss("us-east.t", 0, tt.downstream, tt.remoteEnd, tt.next, tt.logStart)
+		if (ev != nil) != tt.want {
+			t.Errorf("%s: event %+v, want one: %v", tt.name, ev, tt.want)
+			continue
+		}
+		if ev == nil {
+			continue
+		}
+		if ev.Kind != LossTargetRecreated || ev.Gone != tt.gone || ev.Count != tt.count || ev.From != tt.from || ev.To != tt.from || refill != tt.refill || ev.Reason == "" {
+			t.Errorf("%s: event %+v refill %v; want gone %d, count %d, from %d, refill %v", tt.name, ev, refill, tt.gone, tt.count, tt.from, tt.refill)
+		}
+	}
+}

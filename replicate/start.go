@@ -327,10 +327,17 @@ func (s *starter) decide(ctx context.Context, t *task, f *startFacts) (int64, bo
 		// mirrored into it: the remote topic was deleted or recreated.
 		// Refill it from the source log start; what the source no
 		// longer holds is lost (loss.go).
-		if ev = targetLoss(t.remote, t.src.partition, val.Downstream, remoteEnd, written, st.Offset); ev != nil {
+		var refill bool
+		if ev, refill = targetLoss(t.remote, t.src.partition, val.Downstream, remoteEnd, written, st.Offset); ev != nil {
 			t.mu.Lock()
 			t.pos.downstream = remoteEnd // what the remote partition holds now
 			t.mu.Unlock()
+			if !refill {
+				// Only its last records are gone: reported, and the
+				// partition resumes where its progress says.
+				w.reportLoss(t, *ev)
+				ev = nil
+			}
 		}
 	}
 	if ev != nil { // the source topic was recreated (topicid.go), or the remote one
