@@ -233,7 +233,6 @@ func (w *worker) refillDeleted(t *task, up int64, cause error) {
 	if !reported {
 		w.reportRemoteGone(t, up, down, cause)
 	}
-
 	w.gate.hold(t, holdRefill)
 	w.gate.unhold(t, holdRetry)
 	var start int64 = -1

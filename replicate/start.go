@@ -324,9 +324,9 @@ func (s *starter) decide(ctx context.Context, t *task, f *startFacts) (int64, bo
 	ev := w.checkTopicID(t, val, hasProgress, f.ids[t.src.topic])
 	if remoteEnd, known := remoteEndOf(f.rends, t.remote, t.src.partition); ev == nil && hasProgress && known {
 		// The remote partition ends below what progress says was
-		// mirrored into it: the remote topic was deleted or recreated.
-		// Refill it from the source log start; what the source no
-		// longer holds is lost (loss.go).
+		// mirrored into it: the remote topic was deleted or recreated
+		// (refilled from the source log start; what the source no
+		// longer holds is lost), or lost its last records (loss.go).
 		var refill bool
 		if ev, refill = targetLoss(t.remote, t.src.partition, val.Downstream, remoteEnd, written, st.Offset); ev != nil {
 			t.mu.Lock()
