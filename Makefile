@@ -67,12 +67,12 @@ completions-check: completions ## fail when the committed completions/ differ fr
 	@git diff --exit-code -- completions/ && test -z "$$(git ls-files --others --exclude-standard completions/)" \
 	  || { echo "completions/ is stale: run make completions and commit it"; exit 1; }
 
-docs: ## generate the command reference (docs/commands/*.md) and man pages (man/man1/*.1) from the command tree (committed; CI fails when they are stale)
+docs: ## generate the command reference (docs/commands/*.md), man pages (man/man1/*.1) and docs/config-reference.md from the code (committed; CI fails when they are stale)
 	$(GO) run ./cmd/gen-docs docs/commands man/man1
 
-docs-check: docs ## fail when the committed docs/commands/ or man/man1/ differ from the command tree
-	@git diff --exit-code -- docs/commands/ man/ && test -z "$$(git ls-files --others --exclude-standard docs/commands/ man/)" \
-	  || { echo "docs/commands/ or man/ is stale: run make docs and commit them"; exit 1; }
+docs-check: docs ## fail when the committed docs/commands/, man/man1/ or docs/config-reference.md differ from the code
+	@git diff --exit-code -- docs/commands/ man/ docs/config-reference.md && test -z "$$(git ls-files --others --exclude-standard docs/commands/ man/ docs/config-reference.md)" \
+	  || { echo "docs/commands/, man/ or docs/config-reference.md is stale: run make docs and commit them"; exit 1; }
 
 # PREFIX and DESTDIR as in the GNU conventions: `make install PREFIX=$$HOME/.local`
 # for one user, `make install DESTDIR=pkg/ PREFIX=/usr` for a package.

@@ -436,7 +436,7 @@ func (fr *flowRunner) awaitSlot(ctx context.Context) error {
 			if said != "standby" {
 				said = "standby"
 				fr.log.Warn("standby: the flow has tasks.max members copying it; this process copies nothing until a slot is free "+
-					"(MM2's tasks.max counts Connect tasks, mirrorctl's the processes that copy: raise it to the number of processes, or 0 for any number)",
+					"(MM2's tasks.max counts Connect tasks, mirrorctl's the processes that copy: raise it to the number of processes)",
 					"group", fr.cfg.GroupID, "members", others, "tasks_max", fr.cfg.TasksMax)
 			}
 		}

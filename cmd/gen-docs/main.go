@@ -1,14 +1,19 @@
 // Command gen-docs writes mirrorctl's command reference from its command
 // tree: Markdown pages into docs/commands and man pages into man/man1 (or
-// the directories given as arguments). `make docs` runs it; `make
-// docs-check` fails when the committed pages differ from what it writes.
+// the directories given as arguments), and the configuration reference from
+// the code's key table into docs/config-reference.md (beside the Markdown
+// directory). `make docs` runs it; `make docs-check` fails when the
+// committed pages differ from what it writes.
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/mirrorctl/mirrorctl/internal/cli"
+	"github.com/mirrorctl/mirrorctl/internal/config"
 )
 
 func main() {
@@ -23,4 +28,17 @@ func main() {
 		fmt.Fprintln(os.Stderr, "gen-docs:", err)
 		os.Exit(1)
 	}
+	if err := writeReference(filepath.Join(filepath.Dir(filepath.Clean(md)), "config-reference.md")); err != nil {
+		fmt.Fprintln(os.Stderr, "gen-docs:", err)
+		os.Exit(1)
+	}
+}
+
+// writeReference writes config.WriteReference to path.
+func writeReference(path string) error {
+	var b bytes.Buffer
+	if err := config.WriteReference(&b); err != nil {
+		return err
+	}
+	return os.WriteFile(path, b.Bytes(), 0o644)
 }

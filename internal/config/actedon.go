@@ -119,7 +119,7 @@ func (l *loader) checkActedOn(k string, e *entry, v string) {
 var differsKeys = map[string]string{
 	"tasks.max": "read differently from MM2: MM2 spreads a flow's partitions over up to tasks.max tasks of its Connect workers; " +
 		"here it is the most replicate processes that copy the flow at once, further processes waiting as standbys " +
-		"(set it to the number of processes you run, or 0 for any number)",
+		"(set it to the number of processes you run)",
 	"sync.group.offsets.enabled": "read differently from MM2: offsets are committed only to groups absent or Empty on the target, " +
 		"and never lower a group's committed offset there",
 	"offset-syncs.topic.replication.factor": "read differently from MM2: also the replication factor of mirrorctl's progress topic on the target",

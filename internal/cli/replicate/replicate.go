@@ -567,7 +567,7 @@ func dryRun(ctx context.Context, opts *ReplicateOptions, flows []replicate.FlowC
 				cmdutil.Plural(len(fm.Members), "process", "processes"), fm.TasksMax, leader)
 			if fm.TasksMax > 0 && len(fm.Members) >= fm.TasksMax {
 				cmdutil.Warnf(opts.IO, "flow %s: tasks.max %d admits %s copying and %d run now: a process started on this file waits as a standby and copies nothing "+
-					"(MM2's tasks.max counts Connect tasks, mirrorctl's the processes that copy: set it to the number of processes, or 0 for any number)",
+					"(MM2's tasks.max counts Connect tasks, mirrorctl's the processes that copy: set it to the number of processes)",
 					fm.Flow, fm.TasksMax, cmdutil.Plural(fm.TasksMax, "process", "processes"), len(fm.Members))
 			}
 		}
