@@ -26,6 +26,11 @@ const (
 	// mirrorctl without progress), extended by the records the target
 	// holds after that sync's downstream offset.
 	FromOffsetSyncs = "offset-syncs"
+	// FromMM2Offsets: MM2's Connect source offsets (the last copied
+	// upstream offset, plus one), where they are ahead of mirrorctl's
+	// progress: the flow was handed back to MM2 (mm2 handoff), or MM2 runs
+	// it beside stale progress; exact as of MM2's last offset flush.
+	FromMM2Offsets = "mm2-offsets"
 	// FromNone: nothing says the partition was ever replicated.
 	FromNone = "none"
 )
@@ -236,6 +241,8 @@ type collector struct {
 	newestCheckpoint time.Time
 	// fetchTimeout bounds the read of the oldest uncopied records.
 	fetchTimeout time.Duration
+	// mm2 are MM2's Connect source offsets (replicate.ReadMM2Offsets).
+	mm2 map[string]map[int32]int64
 }
 
 func (c *collector) collect(ctx context.Context) (FlowLag, error) {
@@ -270,6 +277,9 @@ func (c *collector) collect(ctx context.Context) (FlowLag, error) {
 	}
 	syncs, err := c.readSyncs(ctx)
 	if err != nil {
+		return fl, err
+	}
+	if c.mm2, err = replicate.ReadMM2Offsets(ctx, fc, c.clients); err != nil {
 		return fl, err
 	}
 	if len(topics) > 0 {
@@ -371,6 +381,11 @@ func (c *collector) partitions(ctx context.Context, fl *FlowLag, plan *replicate
 				// this is a lower bound of what is on the target.
 				sy := ss[0]
 				next, pl.From = sy.UpstreamOffset+1+max(0, pl.TargetEndOffset-1-sy.DownstreamOffset), FromOffsetSyncs
+			}
+			// Whoever copies the flow now: MM2 after a hand-back moves
+			// its Connect offsets on while mirrorctl's progress stays.
+			if o, ok := c.mm2[t.Topic][p]; ok && o+1 > next && pl.State != StateStopped && pl.State != StateRecreated {
+				next, pl.From = o+1, FromMM2Offsets
 			}
 			next = min(next, e.Offset)
 			pl.ReplicatedOffset = next - 1

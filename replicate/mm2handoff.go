@@ -230,3 +230,25 @@ func handoffRows(cfg FlowConfig, plan *HandoffPlan, progress map[tp]int64, tk *t
 	})
 	return rows
 }
+
+// ReadMM2Offsets returns MM2's Connect source offsets for the flow (the
+// MirrorSourceConnector named cfg.MM2.Connector, in cfg.MM2.OffsetsTopic on
+// the target; see loadTakeover): per source topic and partition, the
+// upstream offset of the last record MM2 copied (it resumes at one more).
+// An absent topic, or a flow without one configured, reads as none. This is
+// how `lag` follows a flow handed back to MM2: MM2 moves these offsets on,
+// while mirrorctl's progress stays where the hand-back left it.
+func ReadMM2Offsets(ctx context.Context, cfg FlowConfig, clients Clients) (map[string]map[int32]int64, error) {
+	tk := newTakeover(cfg)
+	if err := tk.readOffsets(ctx, cfg, clients); err != nil {
+		return nil, err
+	}
+	out := map[string]map[int32]int64{}
+	for _, p := range tk.offsets.Positions() {
+		if out[p.Topic] == nil {
+			out[p.Topic] = map[int32]int64{}
+		}
+		out[p.Topic][p.Partition] = p.Offset
+	}
+	return out, nil
+}
