@@ -7,13 +7,11 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/mirrorctl/mirrorctl/internal/cli"
-	"github.com/mirrorctl/mirrorctl/internal/config"
 )
 
 func main() {
@@ -28,17 +26,8 @@ func main() {
 		fmt.Fprintln(os.Stderr, "gen-docs:", err)
 		os.Exit(1)
 	}
-	if err := writeReference(filepath.Join(filepath.Dir(filepath.Clean(md)), "config-reference.md")); err != nil {
+	if err := cli.GenerateConfigReference(filepath.Join(filepath.Dir(filepath.Clean(md)), "config-reference.md")); err != nil {
 		fmt.Fprintln(os.Stderr, "gen-docs:", err)
 		os.Exit(1)
 	}
-}
-
-// writeReference writes config.WriteReference to path.
-func writeReference(path string) error {
-	var b bytes.Buffer
-	if err := config.WriteReference(&b); err != nil {
-		return err
-	}
-	return os.WriteFile(path, b.Bytes(), 0o644)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra/doc"
 	"github.com/spf13/pflag"
 
+	"github.com/mirrorctl/mirrorctl/internal/config"
 	"github.com/mirrorctl/mirrorctl/internal/iostreams"
 )
 
@@ -68,6 +69,17 @@ func GenerateDocs(mdDir, manDir string) error {
 		}
 	}
 	return writeIndex(root, topics, mdDir)
+}
+
+// GenerateConfigReference writes the configuration reference built from the
+// config package's key table (config.WriteReference) to path, the generated
+// docs/config-reference.md. Errors are the file system's.
+func GenerateConfigReference(path string) error {
+	var b bytes.Buffer
+	if err := config.WriteReference(&b); err != nil {
+		return err
+	}
+	return os.WriteFile(path, b.Bytes(), 0o644)
 }
 
 // docsTree builds a command tree for the generators, with every long help
