@@ -8,7 +8,7 @@ BIN       := bin/mirrorctl
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME  ?= 5s
 
-.PHONY: help build demo test test-race race-ci tidy-check cross lint fuzz bench completions completions-check docs docs-check install golden bench-kafka test-kafka kafka-up kafka-down clean
+.PHONY: help build demo test test-race race-ci tidy-check cross lint fuzz bench bench-scale completions completions-check docs docs-check install golden bench-kafka test-kafka kafka-up kafka-down clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -52,6 +52,10 @@ fuzz: ## run every fuzz target briefly (FUZZTIME per target; scripts/fuzz.sh)
 
 bench: build ## replicate 1M x 100 B and 200k x 1 KB on embedded clusters beside a bare franz-go pipe
 	$(GO) run ./bench/embedded -mirrorctl $(BIN) -runs 3
+
+BENCH_SCALE_FLAGS ?=
+bench-scale: build ## cost against size on embedded clusters: partitions 100-10,000, groups 10-5,000, offset-sync history 10k-1M; writes bench/results/<date>-scale.md and .svg
+	$(GO) run ./bench/scale -mirrorctl $(BIN) $(BENCH_SCALE_FLAGS)
 
 BENCH_KAFKA_FLAGS ?=
 # flock -o: the brokers started under the lock do not inherit it, so a run that dies before

@@ -134,14 +134,18 @@ func NewLogger(w io.Writer) *slog.Logger {
 	})
 }
 
-// verbosityLevel maps the -v count to a level: 0 warn, 1 info, 2+ debug.
+// verbosityLevel maps the -v count to a level: 0 warn, 1 info, 2 debug,
+// 3+ also franz-go's own debug lines (every request written and read, with
+// its timings), which internal/kafka logs 4 levels below debug.
 func verbosityLevel(v int) slog.Level {
 	switch {
 	case v <= 0:
 		return slog.LevelWarn
 	case v == 1:
 		return slog.LevelInfo
-	default:
+	case v == 2:
 		return slog.LevelDebug
+	default:
+		return slog.LevelDebug - 8
 	}
 }
