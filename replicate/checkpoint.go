@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sort"
 	"sync"
 	"time"
@@ -72,15 +73,23 @@ type checkpointer struct {
 
 	invalidLog lossLimiter // invalid.go
 	read       syncsRead
+	// fullHistory makes the first read of the offset-syncs topic start at
+	// its log start, as MM2's does: set for a flow that writes reverse
+	// checkpoints, whose pins translate the target groups' positions back
+	// through syncs the source groups' needs do not cover (reversepin.go).
+	fullHistory bool
 }
 
 // syncsRead is what the offset-syncs follower has read (followSyncs), for
 // awaitSyncs; followErr carries a --once follower's error.
 type syncsRead struct {
-	mu        sync.Mutex // guards next and changed
+	mu        sync.Mutex // guards next, changed and from
 	next      int64
 	changed   chan struct{}
 	followErr chan error
+	// from is the offset the first read began at (syncsFrom): 0 for the
+	// whole topic, above 0 when the checkpointed groups needed less.
+	from int64
 }
 
 func newCheckpointer(cfg FlowConfig, clients Clients, log *slog.Logger, now func() time.Time, src, tgt *kadm.Client, producer *kgo.Client) *checkpointer {
@@ -210,9 +219,9 @@ func (c *checkpointer) addSync(topic string, r *kgo.Record) {
 	c.syncs.Add(s)
 }
 
-// tailSyncs reads the offset-syncs topic from the start, marks the store
-// ready once it reached the end offset it had at start, and keeps adding new
-// syncs until ctx is done.
+// tailSyncs reads the offset-syncs topic from where the checkpointed groups
+// need it (followSyncs, syncsFrom), marks the store ready once it reached the
+// end offset it had at start, and keeps adding new syncs until ctx is done.
 func (c *checkpointer) tailSyncs(ctx context.Context) {
 	alias, topic := c.cfg.offsetSyncsCluster()
 	for ctx.Err() == nil {
@@ -228,6 +237,11 @@ func (c *checkpointer) tailSyncs(ctx context.Context) {
 	}
 }
 
+// followSyncs feeds the store from the offset-syncs topic (partition 0, as
+// MM2 reads it) and keeps following it until ctx ends. The first read
+// begins where syncsFrom says and marks the store ready once it reaches the
+// end the topic had at the call; a later call (tailSyncs retrying) goes on
+// after the last record read.
 func (c *checkpointer) followSyncs(ctx context.Context, alias, topic string) error {
 	adm, err := c.clients.Admin(alias)
 	if err != nil {
@@ -241,14 +255,23 @@ func (c *checkpointer) followSyncs(ctx context.Context, alias, topic string) err
 	if o, ok := ends.Lookup(topic, 0); ok && o.Err == nil {
 		end = o.Offset
 	}
+	ready := c.syncs.Ready()
+	c.read.mu.Lock()
+	from := c.read.next
+	c.read.mu.Unlock()
+	if !ready && from == 0 {
+		from = c.syncsFrom(ctx, alias, topic)
+		c.read.mu.Lock()
+		c.read.from = from
+		c.read.mu.Unlock()
+	}
 	cl, err := c.clients.Client(alias, "consumer", kgo.KeepControlRecords(), readCommitted(),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}))
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().At(from)}}))
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	ready := c.syncs.Ready()
-	if !ready && end == 0 {
+	if !ready && from >= end {
 		c.syncs.ReadToEnd()
 		ready = true
 	}
@@ -283,6 +306,121 @@ func (c *checkpointer) followSyncs(ctx context.Context, alias, topic string) err
 			c.syncsReadTo(last + 1)
 		}
 	}
+}
+
+// syncsFrom returns the offset of the offset-syncs topic (partition 0) the
+// store's first read begins at, so a flow's start costs what its groups
+// need rather than the topic's age (the topic is compacted, but its
+// segments, 1 GiB by default, rarely roll, and a flow that has run for long
+// holds millions of syncs). MM2 reads the topic from its start; the store
+// keeps, per partition, syncs spaced back from the newest (syncstore), and a
+// translation uses the newest sync at or below the group's offset. So a
+// read that begins before, for every partition a checkpointed group has an
+// offset on, a sync at or below the lowest such offset, translates those
+// groups from a sync at least as close to their offsets as a whole read
+// (whose store may have dropped that sync for an older one). syncsFrom reads
+// backwards from the end in parts that double from syncScanChunk records
+// until that holds, checks that a store fed from there still translates
+// every such offset, and returns where it got to. It returns 0 (the whole topic, MM2's read) when
+// the groups or their offsets cannot be listed, when no group has an offset
+// to translate (a group that appears later may need any sync), and for
+// flows with reverse checkpoints (fullHistory). A group that first commits
+// after the start, at an offset older than every sync read, is not
+// checkpointed until it passes one (docs/architecture.md).
+func (c *checkpointer) syncsFrom(ctx context.Context, alias, topic string) int64 {
+	if c.fullHistory {
+		return 0
+	}
+	need, ok := c.syncNeeds(ctx)
+	if !ok || len(need) == 0 {
+		return 0
+	}
+	cl, err := rangeClient(c.clients, alias)
+	if err != nil {
+		return 0
+	}
+	defer cl.Close()
+	starts, ends, err := logBounds(ctx, kadm.NewClient(cl), alias, topic)
+	if err != nil {
+		return 0
+	}
+	var lo, hi int64
+	if o, ok := starts.Lookup(topic, 0); ok && o.Err == nil {
+		lo = o.Offset
+	}
+	if o, ok := ends.Lookup(topic, 0); ok && o.Err == nil {
+		hi = o.Offset
+	}
+	// The parts read, newest first, each in log order: a store fed them in
+	// log order must translate every group as the whole read does, checked
+	// below before the answer is given.
+	var parts [][]mm2.OffsetSync
+	missing := maps.Clone(need)
+	for chunk := syncScanChunk; len(missing) > 0 && hi > lo; chunk *= 2 {
+		from := max(lo, hi-chunk)
+		var part []mm2.OffsetSync
+		if err := readRanges(ctx, cl, alias, topic, map[int32][2]int64{0: {from, hi}}, func(r *kgo.Record) {
+			s, err := mm2.DecodeOffsetSync(r.Key, r.Value)
+			if err != nil {
+				return
+			}
+			part = append(part, s)
+			k := tp{s.Topic, s.Partition}
+			if off, ok := missing[k]; ok && s.UpstreamOffset <= off {
+				delete(missing, k)
+			}
+		}); err != nil {
+			return 0
+		}
+		parts = append(parts, part)
+		hi = from
+	}
+	if len(missing) > 0 || hi <= lo {
+		return 0 // some group is older than every sync, or all was read: read all, as MM2 does
+	}
+	// The store keeps older syncs only at growing distances from the newest
+	// (syncstore): check that, fed from hi, it still has a sync at or below
+	// each group's offset, else read all.
+	trial := syncstore.New(false)
+	for i := len(parts) - 1; i >= 0; i-- {
+		for _, s := range parts[i] {
+			trial.Add(s)
+		}
+	}
+	trial.ReadToEnd()
+	for k, off := range need {
+		if r := trial.Translate(k.topic, k.partition, off); !r.OK {
+			return 0
+		}
+	}
+	c.log.Debug("offset syncs read from where the checkpointed groups need them", "topic", topic, "from", hi)
+	return hi
+}
+
+// syncNeeds returns, for every source partition of a mirrored topic on
+// which a group the flow checkpoints has an offset, the lowest such offset;
+// ok is false when the groups or their offsets could not be listed.
+func (c *checkpointer) syncNeeds(ctx context.Context) (map[tp]int64, bool) {
+	groups, err := c.consumerGroups(ctx, c.src)
+	if err != nil {
+		return nil, false
+	}
+	need := map[tp]int64{}
+	for _, resp := range c.src.FetchManyOffsets(ctx, groups...) {
+		if resp.Err != nil {
+			return nil, false
+		}
+		resp.Fetched.Each(func(o kadm.OffsetResponse) {
+			if o.Err != nil || o.At < 0 || !c.cfg.Topics.Accept(o.Topic) {
+				return
+			}
+			k := tp{o.Topic, o.Partition}
+			if cur, ok := need[k]; !ok || o.At < cur {
+				need[k] = o.At
+			}
+		})
+	}
+	return need, true
 }
 
 // hasWork reports whether a checkpoint could be emitted now: a group the

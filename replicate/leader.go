@@ -208,10 +208,11 @@ func (fr *flowRunner) lead(ctx context.Context) error {
 	if cfg.Enabled && cfg.EmitCheckpoints {
 		ckpt = newCheckpointer(cfg, fr.clients, fr.log, fr.now, fr.worker.io.src, fr.worker.io.tgt, fr.worker.io.control)
 		ckpt.obs = fr.obs
+		ckpt.fullHistory = cfg.ReverseCheckpoints
 		if fr.once && ckpt.hasWork(ctx) {
-			// Read the syncs while the data is copied, not after it. The
-			// topic is read whole: not when no group has an offset to
-			// checkpoint (checkpointOnce looks again at the end).
+			// Read the syncs while the data is copied, not after it, from
+			// where the groups need them (syncsFrom): not when no group has
+			// an offset to checkpoint (checkpointOnce looks again at the end).
 			ckpt.followOnce(ctx)
 		}
 		steps = append(steps, ckpt.start)
