@@ -1,6 +1,7 @@
 package archtest
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -37,8 +38,9 @@ func TestReadmeLength(t *testing.T) {
 }
 
 // TestDocsLinksResolve checks every relative Markdown link of README.md,
-// CONTRIBUTING.md and docs/*.md: the file or directory it names (without
-// its #fragment) must exist.
+// CONTRIBUTING.md and docs/*.md: the file or directory it names must exist,
+// and a #fragment into a Markdown page must name one of its headings (as
+// GitHub makes their anchors) or an <a id>.
 func TestDocsLinksResolve(t *testing.T) {
 	pages, err := filepath.Glob(filepath.Join(repoRoot, "docs", "*.md"))
 	if err != nil {
@@ -68,6 +70,15 @@ func TestDocsLinksResolve(t *testing.T) {
 			case statErr != nil:
 				name, _ := filepath.Rel(repoRoot, page)
 				t.Errorf("%s:%d: link %q: %s does not exist", name, l.line, l.target, rel)
+			case l.fragment != "" && strings.HasSuffix(target, ".md"):
+				b, err := os.ReadFile(target)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !anchors(string(b))[l.fragment] {
+					name, _ := filepath.Rel(repoRoot, page)
+					t.Errorf("%s:%d: link %q: %s has no heading or anchor #%s", name, l.line, l.target+"#"+l.fragment, rel, l.fragment)
+				}
 			}
 		}
 	}
@@ -86,15 +97,29 @@ func TestRelativeLinks(t *testing.T) {
 		got = append(got, l.target+"@"+string(rune('0'+l.line)))
 	}
 	want := []string{"docs/a.md@1", "../b/@1", "c.md@6"}
+	if ls := relativeLinks(md); len(ls) == 3 && ls[0].fragment != "x" {
+		t.Errorf("fragment of the first link = %q, want x", ls[0].fragment)
+	}
+	page := "# Loss events: nothing is lost silently\n## `/status` and /healthz\n## x\n## x\n```\n# not a heading\n```\n<a id=\"status-endpoint\"></a>\n"
+	a := anchors(page)
+	for _, id := range []string{"loss-events-nothing-is-lost-silently", "status-and-healthz", "x", "x-1", "status-endpoint"} {
+		if !a[id] {
+			t.Errorf("anchors lacks %q: %v", id, a)
+		}
+	}
+	if a["not-a-heading"] {
+		t.Error("anchors took a line of a fenced block as a heading")
+	}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("relativeLinks = %v, want %v", got, want)
 	}
 }
 
-// link is one relative link: its target without the #fragment, and its line.
+// link is one relative link: its target, its #fragment (without '#'), and
+// its line.
 type link struct {
-	target string
-	line   int
+	target, fragment string
+	line             int
 }
 
 var (
@@ -117,12 +142,49 @@ func relativeLinks(md string) []link {
 			continue
 		}
 		for _, m := range linkRE.FindAllStringSubmatch(codeRE.ReplaceAllString(line, ""), -1) {
-			target, _, _ := strings.Cut(m[1], "#")
+			target, fragment, _ := strings.Cut(m[1], "#")
 			if target == "" || strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
 				continue
 			}
-			out = append(out, link{target, i + 1})
+			out = append(out, link{target, fragment, i + 1})
 		}
+	}
+	return out
+}
+
+var (
+	anchorIDRE = regexp.MustCompile(`<a id="([^"]+)"`)
+	slugDropRE = regexp.MustCompile(`[^\p{L}\p{N} _-]`)
+)
+
+// anchors returns the fragment names a Markdown page offers: its headings
+// outside fenced blocks, as GitHub makes them (lower case, punctuation but
+// '-' and '_' dropped, spaces as '-', a repeated one suffixed -1, -2, ...),
+// and the ids of its <a id="..."> tags.
+func anchors(md string) map[string]bool {
+	out := map[string]bool{}
+	fenced := false
+	for _, line := range strings.Split(md, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			fenced = !fenced
+			continue
+		}
+		if fenced {
+			continue
+		}
+		for _, m := range anchorIDRE.FindAllStringSubmatch(line, -1) {
+			out[m[1]] = true
+		}
+		if !strings.HasPrefix(line, "#") {
+			continue
+		}
+		text := strings.TrimSpace(strings.TrimLeft(line, "#"))
+		slug := strings.ReplaceAll(slugDropRE.ReplaceAllString(strings.ToLower(text), ""), " ", "-")
+		id := slug
+		for n := 1; out[id]; n++ {
+			id = fmt.Sprintf("%s-%d", slug, n)
+		}
+		out[id] = true
 	}
 	return out
 }
