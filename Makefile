@@ -71,12 +71,12 @@ completions-check: completions ## fail when the committed completions/ differ fr
 	@git diff --exit-code -- completions/ && test -z "$$(git ls-files --others --exclude-standard completions/)" \
 	  || { echo "completions/ is stale: run make completions and commit it"; exit 1; }
 
-docs: ## generate the command reference (docs/commands/*.md), man pages (man/man1/*.1) and docs/config-reference.md from the code (committed; CI fails when they are stale)
+docs: ## generate the command reference (docs/commands/*.md), man pages (man/man1/*.1), docs/config-reference.md and docs/json-fields.md from the code (committed; CI fails when they are stale)
 	$(GO) run ./cmd/gen-docs docs/commands man/man1
 
 docs-check: docs ## fail when the committed docs/commands/, man/man1/ or docs/config-reference.md differ from the code
-	@git diff --exit-code -- docs/commands/ man/ docs/config-reference.md && test -z "$$(git ls-files --others --exclude-standard docs/commands/ man/ docs/config-reference.md)" \
-	  || { echo "docs/commands/, man/ or docs/config-reference.md is stale: run make docs and commit them"; exit 1; }
+	@git diff --exit-code -- docs/commands/ man/ docs/config-reference.md docs/json-fields.md && test -z "$$(git ls-files --others --exclude-standard docs/commands/ man/ docs/config-reference.md docs/json-fields.md)" \
+	  || { echo "docs/commands/, man/, docs/config-reference.md or docs/json-fields.md is stale: run make docs and commit them"; exit 1; }
 
 # PREFIX and DESTDIR as in the GNU conventions: `make install PREFIX=$$HOME/.local`
 # for one user, `make install DESTDIR=pkg/ PREFIX=/usr` for a package.

@@ -1,7 +1,8 @@
 // Command gen-docs writes mirrorctl's command reference from its command
 // tree: Markdown pages into docs/commands and man pages into man/man1 (or
 // the directories given as arguments), and the configuration reference from
-// the code's key table into docs/config-reference.md (beside the Markdown
+// the code's key table into docs/config-reference.md and the fields of
+// every JSON document into docs/json-fields.md (beside the Markdown
 // directory). `make docs` runs it; `make docs-check` fails when the
 // committed pages differ from what it writes.
 package main
@@ -26,7 +27,12 @@ func main() {
 		fmt.Fprintln(os.Stderr, "gen-docs:", err)
 		os.Exit(1)
 	}
-	if err := cli.GenerateConfigReference(filepath.Join(filepath.Dir(filepath.Clean(md)), "config-reference.md")); err != nil {
+	docs := filepath.Dir(filepath.Clean(md))
+	if err := cli.GenerateConfigReference(filepath.Join(docs, "config-reference.md")); err != nil {
+		fmt.Fprintln(os.Stderr, "gen-docs:", err)
+		os.Exit(1)
+	}
+	if err := cli.GenerateJSONReference(filepath.Join(docs, "json-fields.md")); err != nil {
 		fmt.Fprintln(os.Stderr, "gen-docs:", err)
 		os.Exit(1)
 	}

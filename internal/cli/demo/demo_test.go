@@ -61,3 +61,42 @@ func TestDemoTable(t *testing.T) {
 		t.Fatalf("output:\n%s", out.String())
 	}
 }
+
+// TestReadmeShowsDemoOutput runs `mirrorctl demo` as `make demo` does, on a
+// terminal, and checks that README.md's quick start shows exactly the table
+// it prints, so the README cannot drift from the demo.
+func TestReadmeShowsDemoOutput(t *testing.T) {
+	readme, err := os.ReadFile("../../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(readme), "`make demo` starts")
+	if !ok {
+		t.Fatal("README.md has no paragraph starting \"`make demo` starts\"")
+	}
+	_, block, ok := strings.Cut(after, "```\n")
+	if ok {
+		block, _, ok = strings.Cut(block, "```")
+	}
+	if !ok {
+		t.Fatal("README.md's `make demo` paragraph is not followed by a fenced block")
+	}
+	ios, _, out, errOut := iostreams.Test()
+	ios.SetStdoutTTY(true)
+	ios.SetColorDisabled(true)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if code := cli.Run(ctx, ios, []string{"demo"}, nil); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	// A terminal's table pads its last column; the README's lines end at
+	// their text.
+	lines := strings.Split(out.String(), "\n")
+	for i := range lines {
+		lines[i] = strings.TrimRight(lines[i], " ")
+	}
+	got := strings.Join(lines, "\n")
+	if !strings.HasPrefix(got, block) || !strings.Contains(block, "orders    500") {
+		t.Errorf("README.md shows\n%s\nthe demo prints\n%s", block, got)
+	}
+}

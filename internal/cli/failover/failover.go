@@ -706,12 +706,18 @@ type PartitionRow struct {
 
 type syncJS = failover.SyncRef
 
-type fwdRow struct {
+// ForwardRow is a partition of a GroupRow moved to the target (types
+// planned and unplanned): the row, and the group's offset committed on the
+// target before the move (null when it had none).
+type ForwardRow struct {
 	PartitionRow
 	CurrentTargetOffset *int64 `json:"current_target_offset"`
 }
 
-type backRow struct {
+// BackRow is a partition of a GroupRow moved back to the source (type
+// restore): the row, and the group's offset committed on the source before
+// the move (null when it had none).
+type BackRow struct {
 	PartitionRow
 	CurrentSourceOffset *int64 `json:"current_source_offset"`
 }
@@ -732,7 +738,7 @@ type GroupRow struct {
 	// short (exit 3).
 	Summary    string   `json:"summary"`
 	Incomplete []string `json:"incomplete"`
-	// Partitions holds fwdRow or backRow values.
+	// Partitions holds ForwardRow or BackRow values.
 	Partitions []any `json:"partitions"`
 }
 
@@ -762,9 +768,9 @@ func toResult(plan *failover.Plan) Result {
 				TargetOffset: p.TargetOffset, Action: string(p.Action), Mode: string(p.Mode), Rereads: p.Rereads, Reason: p.Reason,
 				Outcome: p.Outcome, Error: p.Error, Verified: p.Verified, VerifyNote: p.VerifyNote, Sync: p.Sync}
 			if back {
-				gr.Partitions = append(gr.Partitions, backRow{r, p.Current})
+				gr.Partitions = append(gr.Partitions, BackRow{r, p.Current})
 			} else {
-				gr.Partitions = append(gr.Partitions, fwdRow{r, p.Current})
+				gr.Partitions = append(gr.Partitions, ForwardRow{r, p.Current})
 			}
 		}
 		res.Groups = append(res.Groups, gr)
