@@ -73,11 +73,6 @@ type checkpointer struct {
 
 	invalidLog lossLimiter // invalid.go
 	read       syncsRead
-	// fullHistory makes the first read of the offset-syncs topic start at
-	// its log start, as MM2's does: set for a flow that writes reverse
-	// checkpoints, whose pins translate the target groups' positions back
-	// through syncs the source groups' needs do not cover (reversepin.go).
-	fullHistory bool
 }
 
 // syncsRead is what the offset-syncs follower has read (followSyncs), for
@@ -90,6 +85,11 @@ type syncsRead struct {
 	// from is the offset the first read began at (syncsFrom): 0 for the
 	// whole topic, above 0 when the checkpointed groups needed less.
 	from int64
+	// fullHistory makes the first read start at the log start, as MM2's
+	// does: set for a flow that writes reverse checkpoints, whose pins
+	// translate the target groups' positions back through syncs the source
+	// groups' needs do not cover (reversepin.go). Set before the read.
+	fullHistory bool
 }
 
 func newCheckpointer(cfg FlowConfig, clients Clients, log *slog.Logger, now func() time.Time, src, tgt *kadm.Client, producer *kgo.Client) *checkpointer {
@@ -324,11 +324,11 @@ func (c *checkpointer) followSyncs(ctx context.Context, alias, topic string) err
 // every such offset, and returns where it got to. It returns 0 (the whole topic, MM2's read) when
 // the groups or their offsets cannot be listed, when no group has an offset
 // to translate (a group that appears later may need any sync), and for
-// flows with reverse checkpoints (fullHistory). A group that first commits
+// flows with reverse checkpoints (read.fullHistory). A group that first commits
 // after the start, at an offset older than every sync read, is not
 // checkpointed until it passes one (docs/architecture.md).
 func (c *checkpointer) syncsFrom(ctx context.Context, alias, topic string) int64 {
-	if c.fullHistory {
+	if c.read.fullHistory {
 		return 0
 	}
 	need, ok := c.syncNeeds(ctx)

@@ -208,7 +208,7 @@ func (fr *flowRunner) lead(ctx context.Context) error {
 	if cfg.Enabled && cfg.EmitCheckpoints {
 		ckpt = newCheckpointer(cfg, fr.clients, fr.log, fr.now, fr.worker.io.src, fr.worker.io.tgt, fr.worker.io.control)
 		ckpt.obs = fr.obs
-		ckpt.fullHistory = cfg.ReverseCheckpoints
+		ckpt.read.fullHistory = cfg.ReverseCheckpoints
 		if fr.once && ckpt.hasWork(ctx) {
 			// Read the syncs while the data is copied, not after it, from
 			// where the groups need them (syncsFrom): not when no group has

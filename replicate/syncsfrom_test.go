@@ -56,7 +56,7 @@ func TestCheckpointerReadsSyncsOnlyAsFarBackAsGroupsNeed(t *testing.T) {
 	firstRead := func(t *testing.T, fullHistory bool) (*checkpointer, int64) {
 		cfg := testFlow("us-east", "eu-west")
 		c := newCheckpointer(cfg, p.Clients, slog.New(slog.DiscardHandler), time.Now, p.Admin(t, "us-east"), p.Admin(t, "eu-west"), nil)
-		c.fullHistory = fullHistory
+		c.read.fullHistory = fullHistory
 		ctx, cancel := context.WithCancel(testkit.Context(t))
 		done := make(chan error, 1)
 		go func() { done <- c.followSyncs(ctx, "us-east", syncTopic) }()
