@@ -15,6 +15,7 @@ import (
 	"github.com/mirrorctl/mirrorctl/internal/iostreams"
 	"github.com/mirrorctl/mirrorctl/internal/kafka"
 	"github.com/mirrorctl/mirrorctl/internal/output"
+	"github.com/mirrorctl/mirrorctl/internal/settings"
 	"github.com/mirrorctl/mirrorctl/replicate"
 )
 
@@ -39,6 +40,10 @@ func newFactory(ios *iostreams.IOStreams, logger *slog.Logger, g *globalOptions,
 		}
 		return defaultConfigFile
 	}
+	// depends on $MIRRORCTL_SETTINGS / $XDG_CONFIG_HOME / $HOME only
+	f.Settings = sync.OnceValues(func() (*settings.File, error) { return settings.Load(settings.Path()) })
+	// depends on the resolution of the globals (resolveGlobals)
+	f.Resolved = func() []cmdutil.Resolved { return append([]cmdutil.Resolved(nil), g.resolved...) }
 	// depends on the resolved -o / MIRRORCTL_OUTPUT
 	f.Output = func() output.Format {
 		if g.format == "" {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -19,6 +20,13 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// No test reads the real user's settings file (contexts): every run
+	// here sees an XDG config directory without one (tests that write
+	// settings set their own with t.Setenv).
+	os.Setenv("XDG_CONFIG_HOME", filepath.Join(os.TempDir(), fmt.Sprintf("mirrorctl-cli-test-%d-no-settings", os.Getpid())))
+	for _, k := range []string{"MIRRORCTL_SETTINGS", "MIRRORCTL_CONTEXT", "MIRRORCTL_SOURCE", "MIRRORCTL_TARGET"} {
+		os.Unsetenv(k)
+	}
 	testscript.Main(m, map[string]func(){
 		"mirrorctl": func() { os.Exit(Main()) },
 	})
@@ -201,7 +209,7 @@ func TestEnvBinding(t *testing.T) {
 	t.Run("bad MIRRORCTL_OUTPUT", func(t *testing.T) {
 		t.Setenv("MIRRORCTL_OUTPUT", "xml")
 		code, _, errOut := run(t, context.Background(), "version")
-		want := "mirrorctl: invalid output format \"xml\": valid values are {table|json|csv|tsv} (from --output or MIRRORCTL_OUTPUT)\n"
+		want := "mirrorctl: invalid MIRRORCTL_OUTPUT \"xml\": want one of {table|json|csv|tsv}\n"
 		if code != 2 || !strings.HasPrefix(errOut, want) {
 			t.Fatalf("code %d stderr %q", code, errOut)
 		}
