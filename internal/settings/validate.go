@@ -82,17 +82,18 @@ func editDistance(a, b string) int {
 
 // DisplayPath returns p with any credentials before an '@' masked:
 // "https://alice:pw@host/x" becomes "https://***@host/x" and
-// "alice:pw@host/x" becomes "***@host/x" (a segment before '@' holding a
-// ':' is taken for user:password). A context holds no secrets, but
+// "alice:pw@host/x" becomes "***@host/x" (in each '/'-separated segment, a
+// part before '@' holding a ':' is taken for user:password). A context holds no secrets, but
 // a path or URL written with userinfo must not reach output, logs or errors.
 func DisplayPath(p string) string {
-	at := strings.LastIndex(p, "@")
-	if at < 0 {
+	if !strings.Contains(p, "@") {
 		return p
 	}
-	start := strings.LastIndex(p[:at], "/") + 1
-	if !strings.Contains(p[start:at], ":") {
-		return p // a name before '@', no password
+	segs := strings.Split(p, "/")
+	for i, seg := range segs {
+		if at := strings.LastIndex(seg, "@"); at > 0 && strings.Contains(seg[:at], ":") {
+			segs[i] = "***" + seg[at:]
+		}
 	}
-	return p[:start] + "***" + p[at:]
+	return strings.Join(segs, "/")
 }

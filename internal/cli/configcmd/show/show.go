@@ -235,7 +235,7 @@ func convert(in []config.Setting) []Setting {
 			Key:    s.Key,
 			Value:  config.Display(s.Key, s.Value),
 			Origin: s.Origin,
-			File:   s.File,
+			File:   settings.DisplayPath(s.File),
 			Line:   s.Line,
 		})
 	}
