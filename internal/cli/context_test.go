@@ -452,3 +452,18 @@ func TestContextPathCredentialsNeverPrinted(t *testing.T) {
 		t.Fatal("the path was not shown masked anywhere")
 	}
 }
+
+// Shell completion, which runs before the globals are resolved, reads the
+// current context's mm2.properties too: aliases complete from it.
+func TestCompletionUsesContextConfig(t *testing.T) {
+	path := isolate(t)
+	cfg := filepath.Join(t.TempDir(), "mm2.properties")
+	if err := os.WriteFile(cfg, []byte(twoClusters), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	writeSettings(t, path, "current-context: p\ncontexts:\n  - name: p\n    config: "+cfg+"\n")
+	got, _ := complete(t, "translate", "--source", "")
+	if !slices.Equal(got, []string{"nyc", "fra"}) && !slices.Equal(got, []string{"fra", "nyc"}) {
+		t.Fatalf("completions = %v, want the context's clusters nyc and fra", got)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -29,13 +30,17 @@ func newFactory(ios *iostreams.IOStreams, logger *slog.Logger, g *globalOptions,
 		Now:           time.Now,   // depends on nothing
 		SetStopBudget: budget.set, // depends on nothing
 	}
-	// depends on the resolved -c / MIRRORCTL_CONFIG; shell completion runs
-	// before resolution, so the environment is consulted here too.
+	// depends on the resolved -c / MIRRORCTL_CONFIG / context; shell
+	// completion runs before resolution, so the environment and the
+	// context are consulted here too.
 	f.ConfigPath = func() string {
 		if g.configPath != "" {
 			return g.configPath
 		}
 		if p := os.Getenv("MIRRORCTL_CONFIG"); p != "" {
+			return p
+		}
+		if p := contextConfigPath(f, g); p != "" {
 			return p
 		}
 		return defaultConfigFile
@@ -124,4 +129,27 @@ func clientProps(cfg *config.Config) func(alias string, role replicate.ClientRol
 		}
 		return cl.ClientProps(role), nil
 	}
+}
+
+// contextConfigPath returns the config path of the context named by
+// --context, else $MIRRORCTL_CONTEXT, else the settings file's current one
+// (relative to the settings file), or "" when there is none or it cannot be
+// read. Only shell completion, which runs before resolveGlobals, needs it.
+func contextConfigPath(f *cmdutil.Factory, g *globalOptions) string {
+	sf, err := f.Settings()
+	if err != nil {
+		return ""
+	}
+	name := g.contextName
+	if name == "" {
+		name = os.Getenv(envContext)
+	}
+	c, err := sf.CurrentContext(name, "")
+	if err != nil || c == nil || c.Config == "" {
+		return ""
+	}
+	if filepath.IsAbs(c.Config) {
+		return c.Config
+	}
+	return filepath.Join(filepath.Dir(sf.Path), c.Config)
 }
