@@ -467,3 +467,20 @@ func TestCompletionUsesContextConfig(t *testing.T) {
 		t.Fatalf("completions = %v, want the context's clusters nyc and fra", got)
 	}
 }
+
+// A config file that does not exist is an error saying which context (file
+// and line) or variable named it.
+func TestMissingConfigNamesItsOrigin(t *testing.T) {
+	path := isolate(t)
+	missing := filepath.Join(t.TempDir(), "gone.properties")
+	writeSettings(t, path, "current-context: p\ncontexts:\n  - name: p\n    config: "+missing+"\n")
+	code, _, errOut := run(t, context.Background(), "config", "validate")
+	want := "(the config of context p, " + path + ":4; change it with 'mirrorctl context set p --config <file>')\n"
+	if code != 2 || !strings.HasSuffix(errOut, want) {
+		t.Fatalf("exit %d stderr %q; want 2 ending %q", code, errOut, want)
+	}
+	t.Setenv("MIRRORCTL_CONFIG", missing)
+	if code, _, errOut := run(t, context.Background(), "config", "validate"); code != 2 || !strings.HasSuffix(errOut, "(from MIRRORCTL_CONFIG)\n") {
+		t.Fatalf("MIRRORCTL_CONFIG: exit %d stderr %q", code, errOut)
+	}
+}

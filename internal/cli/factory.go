@@ -61,7 +61,7 @@ func newFactory(ios *iostreams.IOStreams, logger *slog.Logger, g *globalOptions,
 		path := f.ConfigPath()
 		cfg, err := config.Load(path)
 		if errors.Is(err, fs.ErrNotExist) {
-			err = fmt.Errorf("%w (use -c <file> or set MIRRORCTL_CONFIG)", err)
+			err = fmt.Errorf("%w (%s)", err, configHint(g))
 		}
 		return cfg, err
 	})
@@ -152,4 +152,23 @@ func contextConfigPath(f *cmdutil.Factory, g *globalOptions) string {
 		return c.Config
 	}
 	return filepath.Join(filepath.Dir(sf.Path), c.Config)
+}
+
+// configHint says, for a config file that does not exist, where its path
+// came from: a context (settings file and line) or MIRRORCTL_CONFIG, else
+// how to name one.
+func configHint(g *globalOptions) string {
+	for _, r := range g.resolved {
+		if r.Key != settings.KeyConfig {
+			continue
+		}
+		switch r.Origin {
+		case cmdutil.OriginContext:
+			return fmt.Sprintf("the config of context %s, %s:%d; change it with 'mirrorctl context set %s --config <file>'",
+				r.Name, settings.DisplayPath(r.File), r.Line, r.Name)
+		case cmdutil.OriginEnv:
+			return "from " + r.Name
+		}
+	}
+	return "use -c <file>, set MIRRORCTL_CONFIG, or name it in a context: mirrorctl context set"
 }

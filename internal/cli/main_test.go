@@ -99,10 +99,10 @@ func TestRunErrors(t *testing.T) {
 		{"unknown subcommand", []string{"config", "valdate"}, 2,
 			"mirrorctl: unknown command \"valdate\" for \"mirrorctl config\" (did you mean validate?)\nRun 'mirrorctl config --help' for usage.\n"},
 		{"missing config", []string{"config", "validate", "-c", "testdata/none.properties"}, 2,
-			"mirrorctl: testdata/none.properties: open testdata/none.properties: no such file or directory (use -c <file> or set MIRRORCTL_CONFIG)\n"},
+			"mirrorctl: testdata/none.properties: open testdata/none.properties: no such file or directory (use -c <file>, set MIRRORCTL_CONFIG, or name it in a context: mirrorctl context set)\n"},
 		{"missing config json", []string{"config", "validate", "-c", "testdata/none.properties", "-o", "json"}, 2,
-			"mirrorctl: testdata/none.properties: open testdata/none.properties: no such file or directory (use -c <file> or set MIRRORCTL_CONFIG)\n" +
-				`{"schema_version":1,"error":{"message":"testdata/none.properties: open testdata/none.properties: no such file or directory (use -c <file> or set MIRRORCTL_CONFIG)","exit_code":2}}` + "\n"},
+			"mirrorctl: testdata/none.properties: open testdata/none.properties: no such file or directory (use -c <file>, set MIRRORCTL_CONFIG, or name it in a context: mirrorctl context set)\n" +
+				`{"schema_version":1,"error":{"message":"testdata/none.properties: open testdata/none.properties: no such file or directory (use -c <file>, set MIRRORCTL_CONFIG, or name it in a context: mirrorctl context set)","exit_code":2}}` + "\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
