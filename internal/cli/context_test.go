@@ -484,3 +484,16 @@ func TestMissingConfigNamesItsOrigin(t *testing.T) {
 		t.Fatalf("MIRRORCTL_CONFIG: exit %d stderr %q", code, errOut)
 	}
 }
+
+func TestContextFlagCompletion(t *testing.T) {
+	path := isolate(t)
+	writeSettings(t, path, "contexts:\n  - name: prod\n  - name: dr\n")
+	got, _ := complete(t, "lag", "--context", "")
+	if !slices.Equal(got, []string{"dr", "prod"}) {
+		t.Fatalf("--context completes %v, want [dr prod]", got)
+	}
+	got, _ = complete(t, "context", "use", "")
+	if !slices.Equal(got, []string{"dr", "prod"}) {
+		t.Fatalf("context use completes %v, want [dr prod]", got)
+	}
+}

@@ -116,6 +116,13 @@ func NewCmdRoot(f *cmdutil.Factory, g *globalOptions) *cobra.Command {
 	pf.StringVar(&g.auditLog, "audit-log", "", "Audit log file (default $MIRRORCTL_AUDIT_LOG, then the context's, then $XDG_STATE_HOME/mirrorctl/audit.jsonl)")
 	_ = cmd.MarkPersistentFlagFilename("audit-log", "jsonl")
 	pf.StringVar(&g.contextName, "context", "", "Use this context of the settings file instead of its current one (default $"+envContext+")")
+	_ = cmd.RegisterFlagCompletionFunc("context", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		sf, err := f.Settings()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return sf.Names(), cobra.ShellCompDirectiveNoFileComp
+	})
 
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cmdutil.FlagErrorWrap(err) })
 
