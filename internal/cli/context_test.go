@@ -497,3 +497,23 @@ func TestContextFlagCompletion(t *testing.T) {
 		t.Fatalf("context use completes %v, want [dr prod]", got)
 	}
 }
+
+// config validate and config show check the context's aliases too.
+func TestConfigCommandsCheckContextAliases(t *testing.T) {
+	path := isolate(t)
+	cfg := filepath.Join(t.TempDir(), "mm2.properties")
+	if err := os.WriteFile(cfg, []byte(twoClusters), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	writeSettings(t, path, "current-context: p\ncontexts:\n  - name: p\n    config: "+cfg+"\n    source: nyk\n")
+	for _, args := range [][]string{{"config", "validate"}, {"config", "show"}} {
+		code, out, errOut := run(t, context.Background(), args...)
+		want := "mirrorctl: settings file " + path + ":5: source: context p: source \"nyk\" is not a cluster of " + cfg + " (clusters: nyc, fra)\n"
+		if code != 2 || out != "" || errOut != want {
+			t.Fatalf("%v: exit %d stdout %q stderr %q; want 2 and %q", args, code, out, errOut, want)
+		}
+	}
+	if code, _, errOut := run(t, context.Background(), "version"); code != 0 {
+		t.Fatalf("version (uses no flow): exit %d %q", code, errOut)
+	}
+}

@@ -193,7 +193,9 @@ func applyGlobals(f *cmdutil.Factory, g *globalOptions, vals map[string]string) 
 // mm2.properties does not define is an error naming the context (file,
 // line) or the variable, and the alias. `failover apply --from-plan` takes
 // its flow from the plan: no default is given there. The values are
-// recorded in g.resolved whether run has the flags or not.
+// recorded in g.resolved whether run has the flags or not; a command marked
+// cmdutil.AnnotationChecksFlowDefaults (config validate, config show) checks
+// the aliases too.
 func resolveFlow(run *cobra.Command, f *cmdutil.Factory, g *globalOptions, v *viper.Viper, ctx *settings.Context, file string) error {
 	fromPlan := run.Flags().Changed("from-plan")
 	for _, b := range flowBindings {
@@ -203,11 +205,15 @@ func resolveFlow(run *cobra.Command, f *cmdutil.Factory, g *globalOptions, v *vi
 			return err
 		}
 		g.resolved = append(g.resolved, r)
-		if fl == nil || fl.Changed || r.Value == "" || fromPlan {
+		checks := run.Annotations[cmdutil.AnnotationChecksFlowDefaults] != ""
+		if r.Value == "" || fromPlan || fl != nil && fl.Changed || fl == nil && !checks {
 			continue
 		}
 		if err := checkAlias(f, r, b.env); err != nil {
 			return err
+		}
+		if fl == nil {
+			continue
 		}
 		if err := fl.Value.Set(r.Value); err != nil {
 			return cmdutil.FlagErrorf("%s: --%s %q: %s", r.Describe(), b.flag, r.Value, err)

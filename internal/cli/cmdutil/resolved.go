@@ -55,3 +55,10 @@ func (r Resolved) Describe() string {
 // cannot be used (it names no context, or holds a bad value) such a
 // command runs without it, after a warning, so the context can be mended.
 const AnnotationEditsSettings = "mirrorctl/edits-settings"
+
+// AnnotationChecksFlowDefaults marks a command (cobra Annotations key)
+// without --source/--target whose job is to check the config (`config
+// validate`, `config show`): a default source or target from the context or
+// a MIRRORCTL_* variable that the mm2.properties does not define fails it
+// too, as it fails the commands that would use it.
+const AnnotationChecksFlowDefaults = "mirrorctl/checks-flow-defaults"
