@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/mirrorctl/mirrorctl/internal/iostreams"
 	"github.com/mirrorctl/mirrorctl/internal/output"
 	"github.com/mirrorctl/mirrorctl/internal/settings"
+	"github.com/mirrorctl/mirrorctl/internal/testkit"
 )
 
 // mirrorctlEnv are the variables these tests control; each test starts
@@ -515,5 +517,48 @@ func TestConfigCommandsCheckContextAliases(t *testing.T) {
 	}
 	if code, _, errOut := run(t, context.Background(), "version"); code != 0 {
 		t.Fatalf("version (uses no flow): exit %d %q", code, errOut)
+	}
+}
+
+// End to end on two embedded clusters: with both flows enabled, lag reads
+// both; a context naming one makes lag read that flow alone, and a flag
+// still picks the other.
+func TestContextPicksTheFlowOfLag(t *testing.T) {
+	path := isolate(t)
+	p := testkit.NewPair(t)
+	cfg := p.WriteConfig(t, testkit.West+"->"+testkit.East+".enabled = true\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	flows := func(args ...string) []string {
+		t.Helper()
+		code, out, errOut := run(t, ctx, append([]string{"lag", "-o", "json"}, args...)...)
+		if code != 0 {
+			t.Fatalf("lag %v: exit %d %q", args, code, errOut)
+		}
+		var res struct {
+			Flows []struct{ Source, Target string } `json:"flows"`
+		}
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, f := range res.Flows {
+			names = append(names, f.Source+"->"+f.Target)
+		}
+		slices.Sort(names)
+		return names
+	}
+	east, west := testkit.East, testkit.West
+	both := []string{east + "->" + west, west + "->" + east}
+	slices.Sort(both)
+	if got := flows("-c", cfg); !slices.Equal(got, both) {
+		t.Fatalf("without a context lag reads %v, want both flows", got)
+	}
+	writeSettings(t, path, "current-context: back\ncontexts:\n  - name: back\n    config: "+cfg+"\n    source: "+west+"\n    target: "+east+"\n")
+	if got := flows(); !slices.Equal(got, []string{west + "->" + east}) {
+		t.Fatalf("with context back lag reads %v, want %s->%s alone", got, west, east)
+	}
+	if got := flows("--source", east, "--target", west); !slices.Equal(got, []string{east + "->" + west}) {
+		t.Fatalf("flags over the context: lag reads %v, want %s->%s", got, east, west)
 	}
 }
