@@ -447,6 +447,13 @@ func TestContextPathCredentialsNeverPrinted(t *testing.T) {
 	if !strings.Contains(errOut, `source "nope" is not a cluster of`) {
 		t.Fatalf("bad alias error missing: %q", errOut)
 	}
+	// a config path with credentials that does not exist: the error masks it
+	writeSettings(t, path, "current-context: p\ncontexts:\n  - name: p\n    config: "+filepath.Join(dir, "gone.properties")+"\n")
+	code, _, errOut := run(t, ctx, "config", "validate")
+	all.WriteString(errOut)
+	if code != 2 || !strings.Contains(errOut, "***@host/gone.properties") {
+		t.Fatalf("missing config: exit %d %q", code, errOut)
+	}
 	if s := all.String(); strings.Contains(s, pass) {
 		t.Fatalf("the password in the path was printed:\n%s", s)
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -62,6 +63,9 @@ func newFactory(ios *iostreams.IOStreams, logger *slog.Logger, g *globalOptions,
 		cfg, err := config.Load(path)
 		if errors.Is(err, fs.ErrNotExist) {
 			err = fmt.Errorf("%w (%s)", err, configHint(g))
+		}
+		if d := settings.DisplayPath(path); err != nil && d != path {
+			err = &maskedError{err: err, msg: strings.ReplaceAll(err.Error(), path, d)}
 		}
 		return cfg, err
 	})
@@ -172,3 +176,13 @@ func configHint(g *globalOptions) string {
 	}
 	return "use -c <file>, set MIRRORCTL_CONFIG, or name it in a context: mirrorctl context set"
 }
+
+// maskedError is err with its message rewritten (credentials in a path
+// masked); errors.Is and errors.As still see err, so the exit code stays.
+type maskedError struct {
+	err error
+	msg string
+}
+
+func (e *maskedError) Error() string { return e.msg }
+func (e *maskedError) Unwrap() error { return e.err }
