@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/mirrorctl/mirrorctl/internal/iostreams"
 	"github.com/mirrorctl/mirrorctl/internal/kafka"
 	"github.com/mirrorctl/mirrorctl/internal/output"
+	"github.com/mirrorctl/mirrorctl/internal/settings"
 	"github.com/mirrorctl/mirrorctl/replicate"
 )
 
@@ -28,8 +31,9 @@ func newFactory(ios *iostreams.IOStreams, logger *slog.Logger, g *globalOptions,
 		Now:           time.Now,   // depends on nothing
 		SetStopBudget: budget.set, // depends on nothing
 	}
-	// depends on the resolved -c / MIRRORCTL_CONFIG; shell completion runs
-	// before resolution, so the environment is consulted here too.
+	// depends on the resolved -c / MIRRORCTL_CONFIG / context; shell
+	// completion runs before resolution, so the environment and the
+	// context are consulted here too.
 	f.ConfigPath = func() string {
 		if g.configPath != "" {
 			return g.configPath
@@ -37,8 +41,15 @@ func newFactory(ios *iostreams.IOStreams, logger *slog.Logger, g *globalOptions,
 		if p := os.Getenv("MIRRORCTL_CONFIG"); p != "" {
 			return p
 		}
+		if p := contextConfigPath(f, g); p != "" {
+			return p
+		}
 		return defaultConfigFile
 	}
+	// depends on $MIRRORCTL_SETTINGS / $XDG_CONFIG_HOME / $HOME only
+	f.Settings = sync.OnceValues(func() (*settings.File, error) { return settings.Load(settings.Path()) })
+	// depends on the resolution of the globals (resolveGlobals)
+	f.Resolved = func() []cmdutil.Resolved { return append([]cmdutil.Resolved(nil), g.resolved...) }
 	// depends on the resolved -o / MIRRORCTL_OUTPUT
 	f.Output = func() output.Format {
 		if g.format == "" {
@@ -51,7 +62,10 @@ func newFactory(ios *iostreams.IOStreams, logger *slog.Logger, g *globalOptions,
 		path := f.ConfigPath()
 		cfg, err := config.Load(path)
 		if errors.Is(err, fs.ErrNotExist) {
-			err = fmt.Errorf("%w (use -c <file> or set MIRRORCTL_CONFIG)", err)
+			err = fmt.Errorf("%w (%s)", err, configHint(g))
+		}
+		if d := settings.DisplayPath(path); err != nil && d != path {
+			err = &maskedError{err: err, msg: strings.ReplaceAll(err.Error(), path, d)}
 		}
 		return cfg, err
 	})
@@ -120,3 +134,55 @@ func clientProps(cfg *config.Config) func(alias string, role replicate.ClientRol
 		return cl.ClientProps(role), nil
 	}
 }
+
+// contextConfigPath returns the config path of the context named by
+// --context, else $MIRRORCTL_CONTEXT, else the settings file's current one
+// (relative to the settings file), or "" when there is none or it cannot be
+// read. Only shell completion, which runs before resolveGlobals, needs it.
+func contextConfigPath(f *cmdutil.Factory, g *globalOptions) string {
+	sf, err := f.Settings()
+	if err != nil {
+		return ""
+	}
+	name := g.contextName
+	if name == "" {
+		name = os.Getenv(envContext)
+	}
+	c, err := sf.CurrentContext(name, "")
+	if err != nil || c == nil || c.Config == "" {
+		return ""
+	}
+	if filepath.IsAbs(c.Config) {
+		return c.Config
+	}
+	return filepath.Join(filepath.Dir(sf.Path), c.Config)
+}
+
+// configHint says, for a config file that does not exist, where its path
+// came from: a context (settings file and line) or MIRRORCTL_CONFIG, else
+// how to name one.
+func configHint(g *globalOptions) string {
+	for _, r := range g.resolved {
+		if r.Key != settings.KeyConfig {
+			continue
+		}
+		switch r.Origin {
+		case cmdutil.OriginContext:
+			return fmt.Sprintf("the config of context %s, %s:%d; change it with 'mirrorctl context set %s --config <file>'",
+				r.Name, settings.DisplayPath(r.File), r.Line, r.Name)
+		case cmdutil.OriginEnv:
+			return "from " + r.Name
+		}
+	}
+	return "use -c <file>, set MIRRORCTL_CONFIG, or name it in a context: mirrorctl context set"
+}
+
+// maskedError is err with its message rewritten (credentials in a path
+// masked); errors.Is and errors.As still see err, so the exit code stays.
+type maskedError struct {
+	err error
+	msg string
+}
+
+func (e *maskedError) Error() string { return e.msg }
+func (e *maskedError) Unwrap() error { return e.err }

@@ -23,6 +23,7 @@ import (
 	"github.com/mirrorctl/mirrorctl/internal/iostreams"
 	"github.com/mirrorctl/mirrorctl/internal/kafka"
 	"github.com/mirrorctl/mirrorctl/internal/output"
+	"github.com/mirrorctl/mirrorctl/internal/settings"
 	"github.com/mirrorctl/mirrorctl/replicate"
 )
 
@@ -102,7 +103,8 @@ func runWith(ctx context.Context, ios *iostreams.IOStreams, args []string, logge
 func isTyped(err error) bool {
 	var fe *cmdutil.FlagError
 	var ce *cmdutil.CheckFailedError
-	return errors.As(err, &fe) || errors.As(err, &ce) || errors.Is(err, cmdutil.ErrSilent)
+	var se *settings.Error
+	return errors.As(err, &fe) || errors.As(err, &ce) || errors.As(err, &se) || errors.Is(err, cmdutil.ErrSilent)
 }
 
 // exitCode is the one place errors become exit codes. ctx is the root
@@ -114,6 +116,7 @@ func exitCode(ctx context.Context, err error) int {
 		cfgErr   *config.Error
 		checkErr *cmdutil.CheckFailedError
 		setErr   *replicate.SettingError
+		fileErr  *settings.Error
 	)
 	switch {
 	case err == nil:
@@ -123,7 +126,7 @@ func exitCode(ctx context.Context, err error) int {
 		// cancellation without one is a step stopped by a sibling's
 		// failure, and hides a cause; it is an error (exit 1), printed.
 		return cmdutil.ExitInterrupted
-	case errors.As(err, &flagErr), errors.As(err, &cfgErr), errors.As(err, &setErr):
+	case errors.As(err, &flagErr), errors.As(err, &cfgErr), errors.As(err, &setErr), errors.As(err, &fileErr):
 		return cmdutil.ExitUsage
 	case errors.As(err, &checkErr):
 		return cmdutil.ExitCheckFailed

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -19,6 +20,13 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// No test reads the real user's settings file (contexts): every run
+	// here sees an XDG config directory without one (tests that write
+	// settings set their own with t.Setenv).
+	os.Setenv("XDG_CONFIG_HOME", filepath.Join(os.TempDir(), fmt.Sprintf("mirrorctl-cli-test-%d-no-settings", os.Getpid())))
+	for _, k := range []string{"MIRRORCTL_SETTINGS", "MIRRORCTL_CONTEXT", "MIRRORCTL_SOURCE", "MIRRORCTL_TARGET"} {
+		os.Unsetenv(k)
+	}
 	testscript.Main(m, map[string]func(){
 		"mirrorctl": func() { os.Exit(Main()) },
 	})
@@ -91,10 +99,10 @@ func TestRunErrors(t *testing.T) {
 		{"unknown subcommand", []string{"config", "valdate"}, 2,
 			"mirrorctl: unknown command \"valdate\" for \"mirrorctl config\" (did you mean validate?)\nRun 'mirrorctl config --help' for usage.\n"},
 		{"missing config", []string{"config", "validate", "-c", "testdata/none.properties"}, 2,
-			"mirrorctl: testdata/none.properties: open testdata/none.properties: no such file or directory (use -c <file> or set MIRRORCTL_CONFIG)\n"},
+			"mirrorctl: testdata/none.properties: open testdata/none.properties: no such file or directory (use -c <file>, set MIRRORCTL_CONFIG, or name it in a context: mirrorctl context set)\n"},
 		{"missing config json", []string{"config", "validate", "-c", "testdata/none.properties", "-o", "json"}, 2,
-			"mirrorctl: testdata/none.properties: open testdata/none.properties: no such file or directory (use -c <file> or set MIRRORCTL_CONFIG)\n" +
-				`{"schema_version":1,"error":{"message":"testdata/none.properties: open testdata/none.properties: no such file or directory (use -c <file> or set MIRRORCTL_CONFIG)","exit_code":2}}` + "\n"},
+			"mirrorctl: testdata/none.properties: open testdata/none.properties: no such file or directory (use -c <file>, set MIRRORCTL_CONFIG, or name it in a context: mirrorctl context set)\n" +
+				`{"schema_version":1,"error":{"message":"testdata/none.properties: open testdata/none.properties: no such file or directory (use -c <file>, set MIRRORCTL_CONFIG, or name it in a context: mirrorctl context set)","exit_code":2}}` + "\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -201,7 +209,7 @@ func TestEnvBinding(t *testing.T) {
 	t.Run("bad MIRRORCTL_OUTPUT", func(t *testing.T) {
 		t.Setenv("MIRRORCTL_OUTPUT", "xml")
 		code, _, errOut := run(t, context.Background(), "version")
-		want := "mirrorctl: invalid output format \"xml\": valid values are {table|json|csv|tsv} (from --output or MIRRORCTL_OUTPUT)\n"
+		want := "mirrorctl: invalid MIRRORCTL_OUTPUT \"xml\": want one of {table|json|csv|tsv}\n"
 		if code != 2 || !strings.HasPrefix(errOut, want) {
 			t.Fatalf("code %d stderr %q", code, errOut)
 		}

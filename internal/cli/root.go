@@ -1,19 +1,16 @@
 package cli
 
 import (
-	"fmt"
-	"os"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/viper"
 
 	aclplancmd "github.com/mirrorctl/mirrorctl/internal/cli/aclplan"
 	"github.com/mirrorctl/mirrorctl/internal/cli/auditcmd"
 	"github.com/mirrorctl/mirrorctl/internal/cli/cmdutil"
 	"github.com/mirrorctl/mirrorctl/internal/cli/completion"
 	"github.com/mirrorctl/mirrorctl/internal/cli/configcmd"
+	"github.com/mirrorctl/mirrorctl/internal/cli/contextcmd"
 	"github.com/mirrorctl/mirrorctl/internal/cli/demo"
 	"github.com/mirrorctl/mirrorctl/internal/cli/dump"
 	failovercmd "github.com/mirrorctl/mirrorctl/internal/cli/failover"
@@ -23,13 +20,15 @@ import (
 	translatecmd "github.com/mirrorctl/mirrorctl/internal/cli/translate"
 	"github.com/mirrorctl/mirrorctl/internal/cli/version"
 	"github.com/mirrorctl/mirrorctl/internal/output"
+	"github.com/mirrorctl/mirrorctl/internal/settings"
 )
 
-// defaultConfigFile is used when neither -c nor $MIRRORCTL_CONFIG is set.
+// defaultConfigFile is used when neither -c, $MIRRORCTL_CONFIG nor the
+// context sets one.
 const defaultConfigFile = "mm2.properties"
 
-// globalOptions are the root's persistent flags after flag and environment
-// resolution (flag > MIRRORCTL_* env > default).
+// globalOptions are the root's persistent flags after resolution (flag >
+// MIRRORCTL_* env > current context > default, see resolveGlobals).
 type globalOptions struct {
 	configPath string
 	output     string
@@ -38,6 +37,12 @@ type globalOptions struct {
 	wide       bool
 	verbose    int
 	auditLog   string
+	// contextName is --context: the settings file's context to use
+	// instead of its current-context.
+	contextName string
+	// resolved are the values resolved by resolveGlobals, with their
+	// origins, for `config show` (cmdutil.Factory.Resolved).
+	resolved []cmdutil.Resolved
 
 	// started is set when a command's RunE begins; an error returned
 	// before that (bad flag, bad argument count, unknown command, missing
@@ -45,20 +50,34 @@ type globalOptions struct {
 	started bool
 }
 
-// envBindings maps each global flag to its environment variable.
-var envBindings = []struct{ flag, env string }{
-	{"config", "MIRRORCTL_CONFIG"},
-	{"output", "MIRRORCTL_OUTPUT"},
-	{"no-color", "MIRRORCTL_NO_COLOR"},
-	{"verbose", "MIRRORCTL_VERBOSE"},
-	{"audit-log", "MIRRORCTL_AUDIT_LOG"},
+// globalBindings maps each global flag to its environment variable and its
+// key in a context of the settings file (internal/settings).
+var globalBindings = []struct{ flag, env, key string }{
+	{"config", "MIRRORCTL_CONFIG", settings.KeyConfig},
+	{"output", "MIRRORCTL_OUTPUT", settings.KeyOutput},
+	{"no-color", "MIRRORCTL_NO_COLOR", settings.KeyNoColor},
+	{"verbose", "MIRRORCTL_VERBOSE", settings.KeyVerbose},
+	{"audit-log", "MIRRORCTL_AUDIT_LOG", settings.KeyAuditLog},
 }
+
+// flowBindings are the flow flags (--source, --target) a context or a
+// MIRRORCTL_* variable gives a default to, on every command that has them.
+var flowBindings = []struct{ flag, env, key string }{
+	{"source", "MIRRORCTL_SOURCE", settings.KeySource},
+	{"target", "MIRRORCTL_TARGET", settings.KeyTarget},
+}
+
+// envContext names the context to use instead of the settings file's
+// current-context (--context wins).
+const envContext = "MIRRORCTL_CONTEXT"
 
 // NewCmdRoot returns the `mirrorctl` command with its persistent flags, its
 // subcommands and help topics. Each runnable command's RunE is wrapped so the
-// global flags are resolved (with viper: flag > MIRRORCTL_* env > default)
-// and applied to f.IO and f.Logger before it runs; subcommands therefore need
-// no PersistentPreRun of their own.
+// global flags are resolved (with viper: flag > MIRRORCTL_* env > current
+// context > default) and applied to f.IO and f.Logger, and the command's
+// --source/--target get their defaults from MIRRORCTL_SOURCE/TARGET or the
+// context, before it runs; subcommands therefore need no PersistentPreRun of
+// their own.
 func NewCmdRoot(f *cmdutil.Factory, g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mirrorctl <command> [flags]",
@@ -69,8 +88,13 @@ func NewCmdRoot(f *cmdutil.Factory, g *globalOptions) *cobra.Command {
 			"failover.\n\n" +
 			"Data goes to stdout; status lines, warnings, logs and errors go to stderr.\n\n" +
 			"Environment: MIRRORCTL_CONFIG, MIRRORCTL_OUTPUT, MIRRORCTL_NO_COLOR,\n" +
-			"MIRRORCTL_VERBOSE and MIRRORCTL_AUDIT_LOG set the flags of the same name\n" +
-			"(a flag wins); NO_COLOR disables colour.\n\n" +
+			"MIRRORCTL_VERBOSE and MIRRORCTL_AUDIT_LOG set the flags of the same name,\n" +
+			"MIRRORCTL_SOURCE and MIRRORCTL_TARGET the --source and --target of the\n" +
+			"commands that take a flow (a flag wins); NO_COLOR disables colour.\n\n" +
+			"Contexts: a context in mirrorctl's settings file names a cluster pair once\n" +
+			"(mm2.properties, source, target, audit log, output); see 'mirrorctl context\n" +
+			"--help'. Precedence: flag > MIRRORCTL_* variable > context > default;\n" +
+			"'mirrorctl config show' says where each value came from.\n\n" +
 			"EXIT STATUS\n\n" + exitCodesHelp,
 		Example: strings.Join([]string{
 			"$ mirrorctl config validate -c mm2.properties",
@@ -83,14 +107,22 @@ func NewCmdRoot(f *cmdutil.Factory, g *globalOptions) *cobra.Command {
 	cmd.CompletionOptions.DisableDefaultCmd = true // our own completion command
 
 	pf := cmd.PersistentFlags()
-	pf.StringVarP(&g.configPath, "config", "c", "", "Path to mm2.properties (default $MIRRORCTL_CONFIG, then ./"+defaultConfigFile+")")
+	pf.StringVarP(&g.configPath, "config", "c", "", "Path to mm2.properties (default $MIRRORCTL_CONFIG, then the context's, then ./"+defaultConfigFile+")")
 	_ = cmd.MarkPersistentFlagFilename("config", "properties")
 	cmdutil.StringEnumFlag(cmd, pf, &g.output, "output", "o", string(output.FormatTable), output.Formats(), "Output format")
 	pf.BoolVar(&g.noColor, "no-color", false, "Disable colour (also NO_COLOR)")
 	pf.BoolVar(&g.wide, "wide", false, "Print tables in full: no column narrowed to the terminal, aligned with a header even when piped (try | less -S)")
 	pf.CountVarP(&g.verbose, "verbose", "v", "Log more to stderr: -v info, -vv debug")
-	pf.StringVar(&g.auditLog, "audit-log", "", "Audit log file (default $MIRRORCTL_AUDIT_LOG, then $XDG_STATE_HOME/mirrorctl/audit.jsonl)")
+	pf.StringVar(&g.auditLog, "audit-log", "", "Audit log file (default $MIRRORCTL_AUDIT_LOG, then the context's, then $XDG_STATE_HOME/mirrorctl/audit.jsonl)")
 	_ = cmd.MarkPersistentFlagFilename("audit-log", "jsonl")
+	pf.StringVar(&g.contextName, "context", "", "Use this context of the settings file instead of its current one (default $"+envContext+")")
+	_ = cmd.RegisterFlagCompletionFunc("context", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		sf, err := f.Settings()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return sf.Names(), cobra.ShellCompDirectiveNoFileComp
+	})
 
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cmdutil.FlagErrorWrap(err) })
 
@@ -110,22 +142,23 @@ func NewCmdRoot(f *cmdutil.Factory, g *globalOptions) *cobra.Command {
 	cmd.AddCommand(lag.NewCmdLag(f, nil))
 	cmd.AddCommand(auditcmd.NewCmdAudit(f))
 	cmd.AddCommand(mm2cmd.NewCmdMM2(f))
+	cmd.AddCommand(contextcmd.NewCmdContext(f))
 	for _, t := range helpTopics {
 		cmd.AddCommand(newHelpTopic(t.name, t.short, t.long))
 	}
 
 	completion.Register(cmd, f)
-	wrapRunE(cmd, func() error { return resolveGlobals(cmd, f, g) }, g)
+	wrapRunE(cmd, func(run *cobra.Command) error { return resolveGlobals(cmd, run, f, g) }, g)
 	return cmd
 }
 
 // wrapRunE walks the tree and wraps every RunE so that before it runs,
-// started is set and resolve is called.
-func wrapRunE(c *cobra.Command, resolve func() error, g *globalOptions) {
+// started is set and resolve is called with the command about to run.
+func wrapRunE(c *cobra.Command, resolve func(*cobra.Command) error, g *globalOptions) {
 	if run := c.RunE; run != nil {
 		c.RunE = func(cmd *cobra.Command, args []string) error {
 			g.started = true
-			if err := resolve(); err != nil {
+			if err := resolve(cmd); err != nil {
 				return err
 			}
 			return run(cmd, args)
@@ -134,68 +167,4 @@ func wrapRunE(c *cobra.Command, resolve func() error, g *globalOptions) {
 	for _, sub := range c.Commands() {
 		wrapRunE(sub, resolve, g)
 	}
-}
-
-// resolveGlobals applies flag > MIRRORCTL_* env > default to the global
-// flags, then configures colour and log level. A bad env value is a usage
-// error naming the variable.
-func resolveGlobals(root *cobra.Command, f *cmdutil.Factory, g *globalOptions) error {
-	v := viper.New()
-	for _, b := range envBindings {
-		if err := v.BindPFlag(b.flag, root.PersistentFlags().Lookup(b.flag)); err != nil {
-			return fmt.Errorf("binding --%s: %w", b.flag, err)
-		}
-		if err := v.BindEnv(b.flag, b.env); err != nil {
-			return fmt.Errorf("binding %s: %w", b.env, err)
-		}
-	}
-	g.configPath = v.GetString("config")
-	if g.configPath == "" {
-		g.configPath = defaultConfigFile
-	}
-	format, err := output.ParseFormat(v.GetString("output"))
-	if err != nil {
-		return cmdutil.FlagErrorf("%s (from --output or MIRRORCTL_OUTPUT)", err)
-	}
-	g.format, g.output = format, string(format)
-	if err := checkEnvValues(root); err != nil {
-		return err
-	}
-	g.noColor = v.GetBool("no-color")
-	g.verbose = v.GetInt("verbose")
-	g.auditLog = v.GetString("audit-log")
-
-	f.IO.SetWideTables(g.wide)
-	if g.noColor || os.Getenv("NO_COLOR") != "" {
-		f.IO.SetColorDisabled(true)
-	}
-	if s, ok := f.Logger.Handler().(levelSetter); ok {
-		s.SetLevel(verbosityLevel(g.verbose))
-	}
-	return nil
-}
-
-// checkEnvValues rejects a MIRRORCTL_* value that viper would otherwise read
-// as the zero value without a word (MIRRORCTL_VERBOSE=lots as 0,
-// MIRRORCTL_NO_COLOR=yes as false). A flag given on the command line wins
-// and its variable is not read, so it is not checked either. An empty value
-// counts as unset, as it does for viper.
-func checkEnvValues(root *cobra.Command) error {
-	for _, b := range envBindings {
-		val := os.Getenv(b.env)
-		if val == "" || root.PersistentFlags().Changed(b.flag) {
-			continue
-		}
-		switch b.flag {
-		case "no-color":
-			if _, err := strconv.ParseBool(val); err != nil {
-				return cmdutil.FlagErrorf("invalid %s %q: want true or false (also 1 or 0)", b.env, val)
-			}
-		case "verbose":
-			if n, err := strconv.Atoi(val); err != nil || n < 0 {
-				return cmdutil.FlagErrorf("invalid %s %q: want a count of -v, 0 or more (1 info, 2 debug)", b.env, val)
-			}
-		}
-	}
-	return nil
 }

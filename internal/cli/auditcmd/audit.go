@@ -24,7 +24,8 @@ func NewCmdAudit(f *cmdutil.Factory) *cobra.Command {
 			"a removal or a reordering shows up in `mirrorctl audit verify`; entries\n" +
 			"removed from the end show up only against a head recorded before\n" +
 			"(`audit verify --expect-head`).\n\n" +
-			"The log is --audit-log, else $MIRRORCTL_AUDIT_LOG, else\n" +
+			"The log is --audit-log, else $MIRRORCTL_AUDIT_LOG, else the current\n" +
+			"context's audit-log (see 'mirrorctl context'), else\n" +
 			"$XDG_STATE_HOME/mirrorctl/audit.jsonl (~/.local/state/mirrorctl/audit.jsonl).",
 		Example: "$ mirrorctl audit show --since 24h\n$ mirrorctl audit verify",
 		RunE:    cmdutil.GroupRunE,

@@ -9,6 +9,7 @@ import (
 	"github.com/mirrorctl/mirrorctl/internal/iostreams"
 	"github.com/mirrorctl/mirrorctl/internal/kafka"
 	"github.com/mirrorctl/mirrorctl/internal/output"
+	"github.com/mirrorctl/mirrorctl/internal/settings"
 )
 
 // Factory hands commands their dependencies. Function-valued fields are lazy:
@@ -29,8 +30,8 @@ type Factory struct {
 	Now func() time.Time
 
 	// ConfigPath returns the mm2.properties path chosen by -c/--config, else
-	// $MIRRORCTL_CONFIG, else "mm2.properties" in the working directory.
-	// Valid once flags are parsed (inside RunE).
+	// $MIRRORCTL_CONFIG, else the current context's, else "mm2.properties"
+	// in the working directory. Valid once flags are parsed (inside RunE).
 	ConfigPath func() string
 	// Config loads ConfigPath() with config.Load on first call and returns
 	// the same result (value and error) afterwards. The error wraps one
@@ -45,7 +46,8 @@ type Factory struct {
 	Output func() output.Format
 
 	// AuditPath returns the audit log chosen by --audit-log, else
-	// $MIRRORCTL_AUDIT_LOG, else audit.DefaultPath(). Reading it opens
+	// $MIRRORCTL_AUDIT_LOG, else the current context's, else
+	// audit.DefaultPath(). Reading it opens
 	// nothing (audit show/verify use it).
 	AuditPath func() string
 	// Audit opens AuditPath() for appending (creating it, mode 0600) on
@@ -53,6 +55,16 @@ type Factory struct {
 	// Acting commands call it before their first write, then Log.Begin and
 	// Operation.End. Closed by internal/cli when the command returns.
 	Audit func() (*audit.Log, error)
+	// Settings loads mirrorctl's settings file (settings.Path: contexts)
+	// on first call and returns the same result afterwards; a missing file
+	// is an empty one. Errors are *settings.Error (exit 2).
+	Settings func() (*settings.File, error)
+	// Resolved returns the global settings (config, output, no-color,
+	// verbose, audit-log) and the default source and target, each with
+	// its origin (flag, MIRRORCTL_* variable, context, default), sorted as
+	// settings.ContextKeys. Valid inside RunE.
+	Resolved func() []Resolved
+
 	// SetStopBudget tells the process how long the command takes at most
 	// to stop once SIGINT or SIGTERM arrived (replicate's stop budget):
 	// internal/cli.Main exits 130 if it is still running a moment after

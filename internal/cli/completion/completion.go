@@ -33,10 +33,11 @@ func NewCmdCompletion(f *cmdutil.Factory, runF func(*CompletionOptions) error) *
 		Long: "Print a completion script for the given shell to stdout. Completion covers\n" +
 			"commands, flags and enum values such as -o/--output, and, read when you\n" +
 			"press Tab: cluster aliases (--source, --target, --cluster) and flows (--flow)\n" +
-			"from the config (-c, $MIRRORCTL_CONFIG or ./mm2.properties), consumer groups\n" +
-			"(--group) and topics (--topic) from the cluster, asked for at most 2s; when\n" +
-			"the config or the cluster cannot be read, nothing is offered. Scripts for\n" +
-			"every shell are also committed under completions/ (`make completions`).\n\n" +
+			"from the config (-c, $MIRRORCTL_CONFIG, the current context's, or\n" +
+			"./mm2.properties), consumer groups (--group) and topics (--topic) from the\n" +
+			"cluster, asked for at most 2s; when the config or the cluster cannot be\n" +
+			"read, nothing is offered. Scripts for every shell are also committed under\n" +
+			"completions/ (`make completions`).\n\n" +
 			"bash: needs bash 4.1 or later and the bash-completion package (apt-get\n" +
 			"  install bash-completion, brew install bash-completion@2); then add\n" +
 			"  `eval \"$(mirrorctl completion bash)\"` to ~/.bashrc, or write it to\n" +

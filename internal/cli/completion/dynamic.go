@@ -23,7 +23,8 @@ const ClusterTimeout = 2 * time.Second
 // something in the config or on a cluster, unless the command registered
 // its own:
 //   - --source, --target, --cluster, --from, --to: the cluster aliases of
-//     the config (-c, else $MIRRORCTL_CONFIG, else ./mm2.properties);
+//     the config (-c, else $MIRRORCTL_CONFIG, else the current context's,
+//     else ./mm2.properties);
 //   - --flow: every source->target flow of the config, enabled ones first;
 //   - --group: the consumer groups of the source cluster (ListGroups);
 //   - --topic: the topics of the source cluster, or of the target for

@@ -22,5 +22,8 @@ func NewCmdConfig(f *cmdutil.Factory) *cobra.Command {
 	}
 	cmd.AddCommand(validate.NewCmdValidate(f, nil))
 	cmd.AddCommand(show.NewCmdShow(f, nil))
+	for _, c := range cmd.Commands() {
+		c.Annotations = map[string]string{cmdutil.AnnotationChecksFlowDefaults: "true"}
+	}
 	return cmd
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/mirrorctl/mirrorctl/internal/config"
 	"github.com/mirrorctl/mirrorctl/internal/iostreams"
 	"github.com/mirrorctl/mirrorctl/internal/output"
+	"github.com/mirrorctl/mirrorctl/internal/settings"
 )
 
 // ShowOptions are the dependencies and flags of `mirrorctl config show`.
@@ -21,6 +22,9 @@ type ShowOptions struct {
 	Output     func() output.Format
 	ConfigPath func() string
 	Config     func() (*config.Config, error)
+	// Resolved returns mirrorctl's own settings with their origins
+	// (cmdutil.Factory.Resolved); nil shows none.
+	Resolved func() []cmdutil.Resolved
 
 	// Flow is the --flow value, "source->target", or "" for every enabled
 	// flow.
@@ -32,8 +36,15 @@ type ShowOptions struct {
 // Result is the JSON document of `config show -o json`.
 type Result struct {
 	output.Envelope
-	// File is the mm2.properties path that was read.
+	// File is the mm2.properties path that was read (credentials before
+	// '@' masked).
 	File string `json:"file"`
+	// Resolved are mirrorctl's own settings in force (config, output,
+	// no-color, verbose, audit-log, and the default source and target of
+	// the flow commands), in that order, each with its origin: flag, env
+	// (a MIRRORCTL_* variable), context (with the settings file and line)
+	// or default.
+	Resolved []cmdutil.Resolved `json:"resolved"`
 	// Flows are the flows shown, sorted by (source, target).
 	Flows []Flow `json:"flows"`
 }
@@ -76,7 +87,7 @@ type Setting struct {
 // NewCmdShow returns `mirrorctl config show`. If runF is non-nil it is
 // called with the parsed options instead of runShow (tests).
 func NewCmdShow(f *cmdutil.Factory, runF func(*ShowOptions) error) *cobra.Command {
-	opts := &ShowOptions{IO: f.IO, Output: f.Output, ConfigPath: f.ConfigPath, Config: f.Config}
+	opts := &ShowOptions{IO: f.IO, Output: f.Output, ConfigPath: f.ConfigPath, Config: f.Config, Resolved: f.Resolved}
 	cmd := &cobra.Command{
 		Use:   "show [--flow <source>-><target>]",
 		Short: "Show the effective settings of each enabled flow",
@@ -86,7 +97,10 @@ func NewCmdShow(f *cmdutil.Factory, runF func(*ShowOptions) error) *cobra.Comman
 			"cluster (consumer role) and of the target cluster (producer role). Two\n" +
 			"engine rows come first: the delivery guarantee (exactly-once or\n" +
 			"at-least-once) and how the source is read (read_committed or\n" +
-			"read_uncommitted).\n\n" +
+			"read_uncommitted). Before them, mirrorctl's own settings (config, output,\n" +
+			"no-color, verbose, audit-log, and the default source and target of the\n" +
+			"flow commands) with where each came from: a flag, a MIRRORCTL_* variable,\n" +
+			"the current context (settings file and line) or the default.\n\n" +
 			"Secret values (passwords, JAAS configs, keys) are always shown as\n" +
 			"**redacted**; values from config providers are shown as their ${...}\n" +
 			"reference. Nothing is sent to any cluster.",
@@ -141,7 +155,10 @@ func runShow(_ context.Context, opts *ShowOptions) error {
 		flows = []*config.Flow{fl}
 	}
 
-	res := Result{Envelope: output.NewEnvelope(), File: opts.ConfigPath(), Flows: []Flow{}}
+	res := Result{Envelope: output.NewEnvelope(), File: settings.DisplayPath(opts.ConfigPath()), Resolved: []cmdutil.Resolved{}, Flows: []Flow{}}
+	if opts.Resolved != nil {
+		res.Resolved = append(res.Resolved, opts.Resolved()...)
+	}
 	for _, fl := range flows {
 		r := Flow{
 			Name: fl.Name(), Source: fl.Source, Target: fl.Target, Enabled: fl.Enabled,
@@ -163,9 +180,50 @@ func runShow(_ context.Context, opts *ShowOptions) error {
 	switch f := opts.Output(); f {
 	case output.FormatJSON:
 		return output.WriteJSON(opts.IO.Out, res)
+	case output.FormatTable:
+		if len(res.Resolved) > 0 && (opts.IO.IsStdoutTTY() || opts.IO.WideTables()) {
+			// Aligned for people: mirrorctl's own settings as a table of
+			// their own, so the flows' table keeps its hoisted flow.
+			if err := resolvedTable(res.Resolved).Render(opts.IO, f); err != nil {
+				return err
+			}
+			if _, err := fmt.Fprintln(opts.IO.Out); err != nil {
+				return err
+			}
+			res.Resolved = nil
+		}
+		return table(res).Render(opts.IO, f)
 	default:
 		return table(res).Render(opts.IO, f)
 	}
+}
+
+// resolvedTable lays mirrorctl's own settings out on their own, for an
+// aligned table: setting, value, origin and file:line ([resolvedRow]).
+func resolvedTable(rs []cmdutil.Resolved) *output.Table {
+	t := output.NewTable("setting", "value", "origin", "file:line")
+	for _, r := range rs {
+		t.AddRow(resolvedRow(r)...)
+	}
+	return t
+}
+
+// resolvedRow is r's key, value, origin ("flag --x", "env MIRRORCTL_X",
+// "context NAME" or "default") and file:line (the settings file's, for a
+// context) cells.
+func resolvedRow(r cmdutil.Resolved) []string {
+	origin := r.Origin
+	if r.Name != "" {
+		origin += " " + r.Name
+	}
+	loc := ""
+	if r.File != "" {
+		loc = settings.DisplayPath(r.File)
+		if r.Line > 0 {
+			loc += ":" + strconv.Itoa(r.Line)
+		}
+	}
+	return []string{r.Key, r.Value, origin, loc}
 }
 
 // convert copies settings for output, masking every sensitive key again
@@ -177,14 +235,16 @@ func convert(in []config.Setting) []Setting {
 			Key:    s.Key,
 			Value:  config.Display(s.Key, s.Value),
 			Origin: s.Origin,
-			File:   s.File,
+			File:   settings.DisplayPath(s.File),
 			Line:   s.Line,
 		})
 	}
 	return out
 }
 
-// table lays res out one row per setting: flow, scope ("flow", or
+// table lays res out one row per setting: first mirrorctl's own (flow "",
+// scope "mirrorctl", origin "flag --x", "env MIRRORCTL_X", "context NAME" or
+// "default", file:line in the settings file for a context), then flow, scope ("flow", or
 // "<alias> consumer"/"<alias> producer" for client properties), key, value,
 // origin and file:line ("" for defaults).
 func table(res Result) *output.Table {
@@ -200,6 +260,9 @@ func table(res Result) *output.Table {
 			}
 			t.AddRow(flow, scope, s.Key, s.Value, s.Origin, loc)
 		}
+	}
+	for _, r := range res.Resolved {
+		t.AddRow(append([]string{"", "mirrorctl"}, resolvedRow(r)...)...)
 	}
 	for _, fl := range res.Flows {
 		t.AddRow(fl.Name, "engine", "delivery", fl.Delivery, "derived", "")

@@ -58,6 +58,18 @@ func TestNewCmdShow(t *testing.T) {
 	}
 }
 
+// resolved are mirrorctl's own settings as internal/cli resolves them, one
+// of each origin.
+var resolved = []cmdutil.Resolved{
+	{Key: "config", Value: "testdata/mm2.properties", Origin: cmdutil.OriginFlag, Name: "--config"},
+	{Key: "output", Value: "table", Origin: cmdutil.OriginEnv, Name: "MIRRORCTL_OUTPUT"},
+	{Key: "no-color", Value: "false", Origin: cmdutil.OriginDefault},
+	{Key: "verbose", Value: "1", Origin: cmdutil.OriginContext, Name: "prod", File: "/home/op/.config/mirrorctl/config.yaml", Line: 9},
+	{Key: "audit-log", Value: "/home/op/.local/state/mirrorctl/audit.jsonl", Origin: cmdutil.OriginDefault},
+	{Key: "source", Value: "nyc", Origin: cmdutil.OriginContext, Name: "prod", File: "/home/op/.config/mirrorctl/config.yaml", Line: 6},
+	{Key: "target", Value: "", Origin: cmdutil.OriginDefault},
+}
+
 func options(ios *iostreams.IOStreams, format output.Format, flow string) *ShowOptions {
 	path := filepath.Join("testdata", "mm2.properties")
 	o := &ShowOptions{
@@ -65,6 +77,7 @@ func options(ios *iostreams.IOStreams, format output.Format, flow string) *ShowO
 		Output:     func() output.Format { return format },
 		ConfigPath: func() string { return path },
 		Config:     func() (*config.Config, error) { return config.Load(path) },
+		Resolved:   func() []cmdutil.Resolved { return resolved },
 		Flow:       flow,
 	}
 	o.Source, o.Target, _ = strings.Cut(flow, "->")
