@@ -15,6 +15,7 @@ import (
 	auditverify "github.com/mirrorctl/mirrorctl/internal/cli/auditcmd/verify"
 	configshow "github.com/mirrorctl/mirrorctl/internal/cli/configcmd/show"
 	configvalidate "github.com/mirrorctl/mirrorctl/internal/cli/configcmd/validate"
+	"github.com/mirrorctl/mirrorctl/internal/cli/contextcmd"
 	"github.com/mirrorctl/mirrorctl/internal/cli/demo"
 	"github.com/mirrorctl/mirrorctl/internal/cli/dump"
 	clifailover "github.com/mirrorctl/mirrorctl/internal/cli/failover"
@@ -65,6 +66,8 @@ var jsonDocs = []jsonDoc{
 	{"audit-verify", "audit verify", "`mirrorctl audit verify -o json`", reflect.TypeFor[auditverify.Result](), nil},
 	{"config-validate", "config validate", "`mirrorctl config validate -o json`", reflect.TypeFor[configvalidate.Result](), nil},
 	{"config-show", "config show", "`mirrorctl config show -o json`", reflect.TypeFor[configshow.Result](), nil},
+	{"context-list", "context list", "`mirrorctl context list -o json`", reflect.TypeFor[contextcmd.ListResult](), nil},
+	{"context-show", "context show", "`mirrorctl context show -o json`", reflect.TypeFor[contextcmd.ShowResult](), nil},
 	{"demo", "demo", "`mirrorctl demo -o json`", reflect.TypeFor[demo.Result](), nil},
 	{"version", "version", "`mirrorctl version -o json`", reflect.TypeFor[version.Info](), nil},
 	{"status-endpoint", "/status", "`GET /status` of `replicate --metrics-addr`", reflect.TypeFor[metrics.Status](), nil},

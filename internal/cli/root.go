@@ -112,7 +112,7 @@ func NewCmdRoot(f *cmdutil.Factory, g *globalOptions) *cobra.Command {
 	cmdutil.StringEnumFlag(cmd, pf, &g.output, "output", "o", string(output.FormatTable), output.Formats(), "Output format")
 	pf.BoolVar(&g.noColor, "no-color", false, "Disable colour (also NO_COLOR)")
 	pf.BoolVar(&g.wide, "wide", false, "Print tables in full: no column narrowed to the terminal, aligned with a header even when piped (try | less -S)")
-	pf.CountVarP(&g.verbose, "verbose", "v", "Log more to stderr: -v info, -vv debug")
+	pf.CountVarP(&g.verbose, "verbose", "v", "Log more to stderr: -v info, -vv debug, -vvv also franz-go's requests")
 	pf.StringVar(&g.auditLog, "audit-log", "", "Audit log file (default $MIRRORCTL_AUDIT_LOG, then the context's, then $XDG_STATE_HOME/mirrorctl/audit.jsonl)")
 	_ = cmd.MarkPersistentFlagFilename("audit-log", "jsonl")
 	pf.StringVar(&g.contextName, "context", "", "Use this context of the settings file instead of its current one (default $"+envContext+")")
