@@ -466,10 +466,12 @@ func endSum(ctx context.Context, p *pair, c *kfake.Cluster, topic string) (int64
 	return sum, nil
 }
 
-// historyCurve writes, per size, that many offset syncs of a topic the flow
-// no longer mirrors to the source's offset-syncs topic (a flow's history),
-// commits a group so the checkpoint pass has work, and times a --once that
-// copies one record of each of 10 partitions.
+// historyCurve writes, per size, that many offset syncs to the source's
+// offset-syncs topic (a flow's history: nine in ten of topics it no longer
+// mirrors, one in ten of the mirrored topic's 10 partitions, their upstream
+// offsets growing to 90), commits a group near the newest of them so the
+// checkpoint pass has work, and times a --once that copies the topic's 100
+// records per partition.
 func (b *bench) historyCurve(sizes []int) error {
 	for _, h := range sizes {
 		fmt.Fprintf(os.Stderr, "bench/scale: %d offset syncs of history\n", h)
@@ -489,7 +491,7 @@ func (b *bench) historyCurve(sizes []int) error {
 
 func (b *bench) historyRow(p *pair, h int) (historyRow, error) {
 	ctx := context.Background()
-	if err := p.seedTopics(ctx, "hist", perTopic, 1); err != nil {
+	if err := p.seedTopics(ctx, "hist", perTopic, 100); err != nil {
 		return historyRow{}, err
 	}
 	cl, err := p.client(p.src, kgo.ProducerBatchMaxBytes(1<<20))
@@ -505,6 +507,10 @@ func (b *bench) historyRow(p *pair, h int) (historyRow, error) {
 	var perr error
 	for i := 0; i < h; i++ {
 		s := mm2.OffsetSync{Topic: fmt.Sprintf("retired-%03d", i%100), Partition: int32(i % 7), UpstreamOffset: int64(i), DownstreamOffset: int64(i)}
+		if i%10 == 0 {
+			up := int64(90 * float64(i) / float64(h))
+			s = mm2.OffsetSync{Topic: "hist-00000", Partition: int32(i / 10 % perTopic), UpstreamOffset: up, DownstreamOffset: up}
+		}
 		k, _ := s.MarshalKey()
 		v, _ := s.MarshalValue()
 		cl.Produce(ctx, &kgo.Record{Topic: topic, Key: k, Value: v}, func(_ *kgo.Record, err error) {
@@ -521,7 +527,7 @@ func (b *bench) historyRow(p *pair, h int) (historyRow, error) {
 	}
 	var offs kadm.Offsets
 	for q := int32(0); q < perTopic; q++ {
-		offs.AddOffset("hist-00000", q, 1, -1)
+		offs.AddOffset("hist-00000", q, 95, -1)
 	}
 	if res, err := adm.CommitOffsets(ctx, "hist-group", offs); err != nil || res.Error() != nil {
 		return historyRow{}, errors.Join(err, res.Error())
@@ -551,7 +557,7 @@ func (b *bench) write(out string) error {
 			notes(r.replicate, r.lag, r.plan))
 	}
 	s.WriteString("\n## Offset-sync history: a flow's start against the records on its offset-syncs topic\n\n")
-	s.WriteString("The syncs are of 100 retired topics the flow no longer mirrors; one group is committed on the mirrored topic, so the checkpoint pass runs. The `--once` copies one record of each of 10 partitions.\n\n")
+	s.WriteString("Nine in ten syncs are of 100 retired topics the flow no longer mirrors, one in ten of the mirrored topic's 10 partitions (upstream offsets growing to 90 over the history); one group is committed at 95 on each partition, so the checkpoint pass runs. The `--once` copies 100 records of each of the 10 partitions.\n\n")
 	s.WriteString("| sync records | replicate --once s | CPU s | peak RSS MiB | exit | note |\n|---|---|---|---|---|---|\n")
 	for _, r := range b.history {
 		u := r.replicate.usage
