@@ -271,8 +271,8 @@ type FlowStatus struct {
 	// Heartbeats: this process emits the pair's heartbeats now (it holds
 	// the leader group's lease and the pair emits heartbeats).
 	Heartbeats bool `json:"heartbeats"`
-	TasksMax   int    `json:"tasks_max"`
-	Tasks      int    `json:"tasks"` // partition tasks this process runs now
+	TasksMax   int  `json:"tasks_max"`
+	Tasks      int  `json:"tasks"` // partition tasks this process runs now
 	// Rebalances counts assignment changes seen by this process;
 	// LeaderChanges how often it became the flow leader.
 	Rebalances    int64 `json:"rebalances"`
