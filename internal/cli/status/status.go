@@ -210,13 +210,6 @@ func selectFlows(cfg *config.Config, source, target string) ([]replicate.FlowCon
 	return []replicate.FlowConfig{fc}, nil
 }
 
-func msCell(v *int64) string {
-	if v == nil {
-		return "-"
-	}
-	return output.Duration(time.Duration(*v) * time.Millisecond)
-}
-
 // renderTables prints two tables, processes then partitions, all flows in
 // each, sorted by flow and then by client id or topic and partition. On a
 // terminal each has a title.
@@ -224,7 +217,7 @@ func renderTables(w io.Writer, opts *Options, res Result) error {
 	ios, format := opts.IO, opts.Output()
 	wide := ios.WideTables()
 	procT := processTable(res, wide)
-	partT := partitionTable(ios, res, wide)
+	partT := partitionTable(ios, res, wide, opts.Now())
 	tty := ios.IsStdoutTTY() && format == output.FormatTable
 	st := output.NewStyles(ios)
 	for i, s := range []struct {
@@ -280,7 +273,7 @@ func processTable(res Result, wide bool) *output.Table {
 }
 
 // partitionTable has one row per replicated partition.
-func partitionTable(ios *iostreams.IOStreams, res Result, wide bool) *output.Table {
+func partitionTable(ios *iostreams.IOStreams, res Result, wide bool, now time.Time) *output.Table {
 	headers := []string{"flow", "topic", "partition", "owner", "position", "records behind", "last progress", "state"}
 	if wide {
 		headers = append(headers, "source topic", "source end", "from", "owner instance")
@@ -299,12 +292,9 @@ func partitionTable(ios *iostreams.IOStreams, res Result, wide bool) *output.Tab
 			if p.Stopped && p.StopReason != "" {
 				state = "stopped: " + p.StopReason
 			}
-			last := "-"
-			if p.ProgressAgeMs != nil {
-				last = msCell(p.ProgressAgeMs) + " ago"
-				if !ios.IsStdoutTTY() && p.ProgressTime != nil {
-					last = p.ProgressTime.UTC().Format(time.RFC3339)
-				}
+			last := "-" // no progress written
+			if p.ProgressTime != nil {
+				last = output.Time(ios, *p.ProgressTime, now)
 			}
 			row := []string{name, p.Topic, strconv.Itoa(int(p.Partition)), owner, strconv.FormatInt(p.Position, 10),
 				output.Count(ios, p.RecordsBehind), last, state}
