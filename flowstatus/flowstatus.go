@@ -296,13 +296,21 @@ func (f *Flow) problems() []string {
 		}
 	}
 	if len(unowned) > 0 && copying > 0 {
-		out = append(out, fmt.Sprintf("%d of %d partitions have no owner in group %s on %s: %s", len(unowned), len(f.Partitions), f.Group, f.Source, joinCapped(unowned)))
+		verb := "have"
+		if len(unowned) == 1 {
+			verb = "has"
+		}
+		out = append(out, fmt.Sprintf("%d of %d partitions %s no owner in group %s on %s: %s", len(unowned), len(f.Partitions), verb, f.Group, f.Source, joinCapped(unowned)))
 	}
 	if f.Leader == "" {
 		out = append(out, fmt.Sprintf("no process leads the flow (leader group %s on %s): no topic sync, checkpoints or heartbeats", f.LeaderGroup, f.Target))
 	}
 	if len(stopped) > 0 {
-		out = append(out, fmt.Sprintf("%d partitions stopped, copying nothing until an operator acts: %s", len(stopped), joinCapped(stopped)))
+		what := "partitions"
+		if len(stopped) == 1 {
+			what = "partition"
+		}
+		out = append(out, fmt.Sprintf("%d %s stopped, copying nothing until an operator acts: %s", len(stopped), what, joinCapped(stopped)))
 	}
 	return out
 }

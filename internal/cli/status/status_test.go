@@ -225,7 +225,8 @@ func run(t *testing.T, args ...string) (int, string, string) {
 }
 
 // The exit codes: 3 naming the group without members, and naming the
-// partitions without owner (a topic no member subscribed to); 2 for a
+// partitions without owner (a topic no member subscribed to) and the
+// stopped partition with why (its progress's loss event); 2 for a
 // disabled flow or a bad --timeout; 1 naming the source that does not
 // answer.
 func TestStatusExitCodes(t *testing.T) {
@@ -243,14 +244,19 @@ func TestStatusExitCodes(t *testing.T) {
 	testkit.WaitFor(t, "host-a to copy orders and lead", func() bool {
 		return e.assigned(t, testkit.East, e.group)["mirrorctl[host-a:101]"] == 3 && e.assigned(t, testkit.West, e.leaderGroup)["mirrorctl[host-a:101]"] == 1
 	})
+	// orders[2] stopped at a record the target refused (its progress says so).
+	k, v := progress.EncodeValue(progress.Key{Topic: e.sourceTopic, Partition: 2}, progress.Value{Next: 4, Time: e.now,
+		Loss: &progress.Loss{Kind: "refused", From: 4, To: 4, Stopped: true, Reason: "record too large"}})
+	e.Produce(t, testkit.West, &kgo.Record{Topic: e.progressTopic, Key: k, Value: v})
 	code, stdout, stderr := run(t, "status", "-c", e.config, "-o", "json")
 	var res status.Result
 	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
 		t.Fatalf("%v: %s", err, stdout)
 	}
 	if code != cmdutil.ExitCheckFailed || !strings.Contains(stderr, "2 of 5 partitions have no owner in group "+e.group+" on us-east: audit[0], audit[1]") ||
-		len(res.Flows) != 1 || len(res.Flows[0].Problems) != 1 {
-		t.Errorf("unowned: exit %d, stderr %s, problems %v; want 3 naming audit[0], audit[1]", code, stderr, res.Flows)
+		!strings.Contains(stderr, "1 partition stopped, copying nothing until an operator acts: orders[2] (refused: record too large)") ||
+		len(res.Flows) != 1 || len(res.Flows[0].Problems) != 2 {
+		t.Errorf("unowned and stopped: exit %d, stderr %s, problems %v; want 3 naming audit[0], audit[1] and orders[2]", code, stderr, res.Flows)
 	}
 
 	for _, args := range [][]string{
