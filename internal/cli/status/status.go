@@ -85,7 +85,8 @@ func NewCmdStatus(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command 
 			"       partition is stopped\n" +
 			"  1    a cluster did not answer or a group could not be described (the\n" +
 			"       owners are unknown, never shown as fine), or --timeout ran out\n" +
-			"  2    bad flags or an invalid mm2.properties\n" +
+			"  2    bad flags or an invalid mm2.properties, also two aliases of one\n" +
+			"       cluster (same cluster ID), as replicate refuses them\n" +
 			"  3    a partition has no owner, the flow's group has no members, no\n" +
 			"       process leads the flow, or a partition is stopped (each said on\n" +
 			"       stderr, and under \"problems\" in JSON)\n" +
@@ -133,7 +134,18 @@ func Run(ctx context.Context, opts *Options) error {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	// Two aliases of one cluster are refused as replicate refuses them
+	// (exit 2); the look-up runs beside the read.
+	var aliases []string
+	for _, f := range flows {
+		aliases = append(aliases, f.Source, f.Target)
+	}
+	idCheck := make(chan error, 1)
+	go func() { idCheck <- cmdutil.CheckOneCluster(ctx, cfg, clients, aliases...) }()
 	res, err := Collect(ctx, opts, clients, flows)
+	if cerr := <-idCheck; cerr != nil {
+		return cerr
+	}
 	if err != nil {
 		return err
 	}
