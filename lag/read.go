@@ -158,6 +158,10 @@ type PartitionLag struct {
 	// in total; Loss its newest loss event; both from the progress topic.
 	Skipped int64          `json:"skipped"`
 	Loss    *progress.Loss `json:"loss,omitempty"`
+	// ProgressTime is when a replicate process wrote the partition's
+	// newest progress record (its time_ms, else the record timestamp; RFC
+	// 3339); absent when the partition has no progress.
+	ProgressTime *time.Time `json:"progress_time,omitempty"`
 
 	next int64 // first source offset not on the target
 }
@@ -209,6 +213,10 @@ type Options struct {
 	// FetchTimeout bounds the read of the oldest uncopied records and of
 	// the heartbeats topic; zero or negative means DefaultFetchTimeout.
 	FetchTimeout time.Duration
+	// NoGroups leaves the checkpoints topic and the groups' commits
+	// unread: FlowLag.Groups is empty and NewestCheckpointAgeMs null
+	// (mirrorctl status, which shows partitions and processes only).
+	NoGroups bool
 }
 
 // DefaultFetchTimeout is Options.FetchTimeout when unset.
@@ -223,7 +231,8 @@ const DefaultFetchTimeout = 10 * time.Second
 // partition's oldest uncopied record that cannot be read within the fetch
 // timeout is not an error, its TimeBehindMs stays nil.
 func Read(ctx context.Context, clients replicate.Clients, fc replicate.FlowConfig, opts Options) (FlowLag, error) {
-	c := &collector{clients: clients, fc: fc, now: opts.Now, groups: opts.Groups, fetchTimeout: opts.FetchTimeout}
+	c := &collector{clients: clients, fc: fc, now: opts.Now, groups: opts.Groups, fetchTimeout: opts.FetchTimeout, noGroups: opts.NoGroups,
+		progressAt: map[tpKey]time.Time{}}
 	if c.fetchTimeout <= 0 {
 		c.fetchTimeout = DefaultFetchTimeout
 	}
@@ -243,6 +252,11 @@ type collector struct {
 	fetchTimeout time.Duration
 	// mm2 are MM2's Connect source offsets (replicate.ReadMM2Offsets).
 	mm2 map[string]map[int32]int64
+	// noGroups is Options.NoGroups.
+	noGroups bool
+	// progressAt is each partition's newest progress record time
+	// (readProgress).
+	progressAt map[tpKey]time.Time
 }
 
 func (c *collector) collect(ctx context.Context) (FlowLag, error) {
@@ -300,6 +314,9 @@ func (c *collector) collect(ctx context.Context) (FlowLag, error) {
 	if fl.HeartbeatAgeMs, err = c.heartbeatAge(ctx, tgt); err != nil {
 		return fl, err
 	}
+	if c.noGroups {
+		return fl, nil
+	}
 	if fl.Groups, err = c.groupLag(ctx, src, syncs, remoteToSource); err != nil {
 		return fl, err
 	}
@@ -350,6 +367,7 @@ func (c *collector) partitions(ctx context.Context, fl *FlowLag, plan *replicate
 			if v, ok := progress[tpKey{t.Topic, p}]; ok {
 				next, pl.From = v.Next, FromProgress
 				pl.setLoss(v)
+				pl.ProgressTime = c.progressTime(tpKey{t.Topic, p})
 				if v.Downstream > 0 && pl.TargetEndOffset < v.Downstream && pl.State != StateStopped {
 					// The remote partition lost mirrored records and the
 					// mirror has not reported it yet. Emptied (the remote
@@ -486,9 +504,24 @@ func (c *collector) readProgress(ctx context.Context) (map[tpKey]progress.Value,
 	err := replicate.ReadInternalTopic(ctx, c.clients, c.fc.Target, topic, func(r *kgo.Record) {
 		if k, v, err := progress.DecodeValue(r.Key, r.Value); err == nil {
 			out[tpKey{k.Topic, k.Partition}] = v
+			at := v.Time // when the writer wrote it; the record's time if it said none
+			if at.IsZero() || at.UnixMilli() == 0 {
+				at = r.Timestamp
+			}
+			c.progressAt[tpKey{k.Topic, k.Partition}] = at
 		}
 	})
 	return out, err
+}
+
+// progressTime is k's newest progress record time, UTC; nil when unknown.
+func (c *collector) progressTime(k tpKey) *time.Time {
+	at, ok := c.progressAt[k]
+	if !ok || at.IsZero() {
+		return nil
+	}
+	at = at.UTC()
+	return &at
 }
 
 // readSyncs reads the flow's offset-syncs topic (where
@@ -741,6 +774,7 @@ func (c *collector) collectSourceDown(ctx context.Context, fl *FlowLag, tgt *kad
 		if v, ok := progress[k]; ok {
 			pl.ReplicatedOffset, pl.From = v.Next-1, FromProgress
 			pl.setLoss(v)
+			pl.ProgressTime = c.progressTime(k)
 			pl.Stopped = pl.StopReason != ""
 			if v.Downstream > 0 && pl.TargetEndOffset < v.Downstream && !pl.Stopped {
 				pl.State = string(replicate.LossTargetRecreated) // see partitions
@@ -753,6 +787,9 @@ func (c *collector) collectSourceDown(ctx context.Context, fl *FlowLag, tgt *kad
 	}
 	if fl.HeartbeatAgeMs, err = c.heartbeatAge(ctx, tgt); err != nil {
 		return err
+	}
+	if c.noGroups {
+		return nil
 	}
 	if fl.Groups, err = c.groupLag(ctx, nil, syncs, remoteToSource); err != nil {
 		return err

@@ -121,8 +121,12 @@ func (fr *flowRunner) status() FlowStatus {
 	}
 	member := fr.member
 	fr.mu.Unlock()
+	st.Enabled = fr.cfg.Enabled
+	st.Heartbeats = st.Leader && fr.cfg.EmitHeartbeats
 	if !fr.cfg.Enabled {
-		st.Group, st.Membership = "", ""
+		// A pair that only emits heartbeats holds the lease for them,
+		// not a flow's leadership: it copies nothing.
+		st.Group, st.Membership, st.Leader = "", "", false
 	}
 	if member != nil {
 		st.MemberID = member.memberID()

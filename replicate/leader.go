@@ -51,7 +51,11 @@ func (l *leadership) start(ctx context.Context) {
 	l.cancel, l.done = cancel, done
 	fr.leading.Store(true)
 	fr.leaderChanges.Add(1)
-	fr.obs.Leader(fr.cfg.Source, fr.cfg.Target, true)
+	if fr.cfg.Enabled {
+		// A pair that only emits heartbeats is no flow to lead: no
+		// mirrorctl_flow_leader series, and /status shows it disabled.
+		fr.obs.Leader(fr.cfg.Source, fr.cfg.Target, true)
+	}
 	fr.log.Info("leading the flow", "member", fr.identity())
 	go func() {
 		defer close(done)
@@ -83,7 +87,9 @@ func (l *leadership) stop(ctx context.Context) {
 		fr.stop.left("the flow leader's work (topic sync, checkpoints, heartbeats) had not stopped")
 	}
 	fr.leading.Store(false)
-	fr.obs.Leader(fr.cfg.Source, fr.cfg.Target, false)
+	if fr.cfg.Enabled {
+		fr.obs.Leader(fr.cfg.Source, fr.cfg.Target, false)
+	}
 	fr.log.Info("no longer leading the flow", "member", fr.identity())
 }
 

@@ -246,6 +246,12 @@ func (m *Mirror) Stats() []PartitionStats {
 // it leads the flow, and how often ownership changed.
 type FlowStatus struct {
 	Flow string `json:"flow"`
+	// Enabled is false for a pair that only emits heartbeats (its
+	// <source>-><target>.enabled is false, emit.heartbeats.enabled true, as
+	// MM2 keeps a disabled pair's heartbeats): it copies nothing, has no
+	// source group (Group and Membership are ""), and never leads (Leader
+	// false); Heartbeats says whether this process emits them.
+	Enabled bool `json:"enabled"`
 	// Group is the flow's consumer group on the source ([FlowConfig].GroupID);
 	// LeaderGroup the leader group on the target.
 	Group       string   `json:"group"`
@@ -258,9 +264,15 @@ type FlowStatus struct {
 	// "" for dynamic membership.
 	InstanceID string `json:"instance_id,omitempty"`
 	Membership string `json:"membership"` // MemberJoining, MemberActive or MemberStandby
-	Leader     bool   `json:"leader"`
-	TasksMax   int    `json:"tasks_max"`
-	Tasks      int    `json:"tasks"` // partition tasks this process runs now
+	// Leader: this process is the flow leader (topic, config and ACL
+	// sync, checkpoints, heartbeats); always false for a pair that only
+	// emits heartbeats.
+	Leader bool `json:"leader"`
+	// Heartbeats: this process emits the pair's heartbeats now (it holds
+	// the leader group's lease and the pair emits heartbeats).
+	Heartbeats bool `json:"heartbeats"`
+	TasksMax   int  `json:"tasks_max"`
+	Tasks      int  `json:"tasks"` // partition tasks this process runs now
 	// Rebalances counts assignment changes seen by this process;
 	// LeaderChanges how often it became the flow leader.
 	Rebalances    int64 `json:"rebalances"`

@@ -16,11 +16,17 @@ import (
 // describes it (DescribeGroups).
 type Member struct {
 	MemberID string `json:"member_id"`
-	ClientID string `json:"client_id"`
-	Host     string `json:"host"`
+	// InstanceID is the member's group.instance.id (static membership,
+	// KIP-345); "" for a dynamic member.
+	InstanceID string `json:"instance_id,omitempty"`
+	ClientID   string `json:"client_id"`
+	Host       string `json:"host"`
 	// Partitions is how many source partitions (partition tasks) the
 	// member is assigned; 0 for the leader group's view.
 	Partitions int `json:"partitions"`
+	// Assigned are those partitions, topic -> partitions in the order the
+	// coordinator lists them; nil for the leader group's view.
+	Assigned map[string][]int32 `json:"-"`
 }
 
 // String is "client-id@host", how lag and logs name a member.
@@ -28,7 +34,8 @@ func (m Member) String() string { return m.ClientID + "@" + m.Host }
 
 // Ownership is who runs a flow, read from the flow's two groups: the members
 // of the source group with their partitions, and the member of the leader
-// group on the target that holds the lease.
+// group on the target that holds the lease, and every member of the leader
+// group (each replicate process running the flow joins it, standbys too).
 type Ownership struct {
 	Group   string   `json:"group"`
 	Members []Member `json:"members"` // sorted by member id
@@ -37,6 +44,9 @@ type Ownership struct {
 	Owner       map[string]map[int32]string `json:"-"`
 	LeaderGroup string                      `json:"leader_group"`
 	Leader      *Member                     `json:"leader"` // nil when no process leads
+	// LeaderGroupMembers are the leader group's members, sorted by member
+	// id (Partitions 0, Assigned nil).
+	LeaderGroupMembers []Member `json:"-"`
 }
 
 // ReadOwnership describes fc's source group on src and its leader group on
@@ -65,9 +75,15 @@ func ReadOwnership(ctx context.Context, src, tgt *kadm.Client, fc FlowConfig) (O
 	}
 	if d != nil {
 		for _, m := range d.Members {
-			mb := Member{MemberID: m.MemberID, ClientID: m.ClientID, Host: clientHost(m.ClientHost)}
+			mb := describedMember(m)
 			if a, ok := m.Assigned.AsConsumer(); ok {
 				for _, t := range a.Topics {
+					if len(t.Partitions) > 0 {
+						if mb.Assigned == nil {
+							mb.Assigned = map[string][]int32{}
+						}
+						mb.Assigned[t.Topic] = append(mb.Assigned[t.Topic], t.Partitions...)
+					}
 					for _, p := range t.Partitions {
 						if o.Owner[t.Topic] == nil {
 							o.Owner[t.Topic] = map[int32]string{}
@@ -87,12 +103,24 @@ func ReadOwnership(ctx context.Context, src, tgt *kadm.Client, fc FlowConfig) (O
 	}
 	if ld != nil {
 		for _, m := range ld.Members {
+			mb := describedMember(m)
+			o.LeaderGroupMembers = append(o.LeaderGroupMembers, mb)
 			if a, ok := m.Assigned.AsConsumer(); ok && len(a.Topics) > 0 && len(a.Topics[0].Partitions) > 0 {
-				o.Leader = &Member{MemberID: m.MemberID, ClientID: m.ClientID, Host: clientHost(m.ClientHost)}
+				o.Leader = &mb
 			}
 		}
+		sort.Slice(o.LeaderGroupMembers, func(i, j int) bool { return o.LeaderGroupMembers[i].MemberID < o.LeaderGroupMembers[j].MemberID })
 	}
 	return o, nil
+}
+
+// describedMember is m as a Member, without its assignment.
+func describedMember(m kadm.DescribedGroupMember) Member {
+	mb := Member{MemberID: m.MemberID, ClientID: m.ClientID, Host: clientHost(m.ClientHost)}
+	if m.InstanceID != nil {
+		mb.InstanceID = *m.InstanceID
+	}
+	return mb
 }
 
 // clientHost is the coordinator's client host without the leading slash

@@ -22,6 +22,7 @@ import (
 	"github.com/mirrorctl/mirrorctl/internal/cli/lag"
 	"github.com/mirrorctl/mirrorctl/internal/cli/mm2"
 	clireplicate "github.com/mirrorctl/mirrorctl/internal/cli/replicate"
+	clistatus "github.com/mirrorctl/mirrorctl/internal/cli/status"
 	"github.com/mirrorctl/mirrorctl/internal/cli/translate"
 	"github.com/mirrorctl/mirrorctl/internal/cli/version"
 	"github.com/mirrorctl/mirrorctl/internal/metrics"
@@ -49,6 +50,7 @@ var jsonDocs = []jsonDoc{
 	{"replicate-dry-run", "replicate --dry-run", "`mirrorctl replicate --dry-run -o json`", reflect.TypeFor[clireplicate.PlanResult](), nil},
 	{"replicate-once", "replicate --once", "`mirrorctl replicate --once -o json` (and a continuous run's last document when it stops)", reflect.TypeFor[clireplicate.RunResult](), nil},
 	{"lag", "lag", "`mirrorctl lag -o json`; with `--watch`, one such object per line (JSON Lines) per refresh", reflect.TypeFor[lag.Result](), nil},
+	{"status", "status", "`mirrorctl status -o json`", reflect.TypeFor[clistatus.Result](), nil},
 	{"translate", "translate", "`mirrorctl translate -o json`", reflect.TypeFor[translate.Result](), nil},
 	{"checkpoints-dump", "checkpoints dump", "`mirrorctl checkpoints dump -o json`", reflect.TypeFor[dump.CheckpointsResult](), nil},
 	{"offset-syncs-dump", "offset-syncs dump", "`mirrorctl offset-syncs dump -o json`", reflect.TypeFor[dump.OffsetSyncsResult](), nil},

@@ -11,7 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 )
 
-// lag, translate and failover refuse a flow whose two aliases reach one
+// lag, status, translate and failover refuse a flow whose two aliases reach one
 // Kafka cluster, as replicate does (exit 2, naming both aliases and the
 // cluster ID): they would read the "target" from the cluster being failed
 // over from.
@@ -35,6 +35,7 @@ func TestOneClusterTwoAliasesRefused(t *testing.T) {
 	for _, args := range [][]string{
 		{"lag"},
 		{"lag", "--watch", "--count", "1"},
+		{"status"},
 		{"translate", "--group", "billing"},
 		{"failover", "plan", "--type", "planned", "--group", "billing"},
 		{"failover", "plan", "--type", "restore", "--group", "billing"},

@@ -17,6 +17,7 @@ import (
 	"github.com/mirrorctl/mirrorctl/internal/cli/lag"
 	mm2cmd "github.com/mirrorctl/mirrorctl/internal/cli/mm2"
 	replicatecmd "github.com/mirrorctl/mirrorctl/internal/cli/replicate"
+	statuscmd "github.com/mirrorctl/mirrorctl/internal/cli/status"
 	translatecmd "github.com/mirrorctl/mirrorctl/internal/cli/translate"
 	"github.com/mirrorctl/mirrorctl/internal/cli/version"
 	"github.com/mirrorctl/mirrorctl/internal/output"
@@ -140,6 +141,7 @@ func NewCmdRoot(f *cmdutil.Factory, g *globalOptions) *cobra.Command {
 	cmd.AddCommand(dump.NewCmdHeartbeats(f))
 	cmd.AddCommand(aclplancmd.NewCmdACLPlan(f, nil))
 	cmd.AddCommand(lag.NewCmdLag(f, nil))
+	cmd.AddCommand(statuscmd.NewCmdStatus(f, nil))
 	cmd.AddCommand(auditcmd.NewCmdAudit(f))
 	cmd.AddCommand(mm2cmd.NewCmdMM2(f))
 	cmd.AddCommand(contextcmd.NewCmdContext(f))

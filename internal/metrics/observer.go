@@ -29,6 +29,20 @@
 //	mirrorctl_loss_events_total       loss events (replicate.LossEvent), per partition and reason, from 0 likewise
 //	mirrorctl_invalid_internal_records_total  checkpoints that could not be true (target offset outside the remote partition), never written or committed, per flow and kind (checkpoint, group-offset)
 //
+// Which process exports what, when several replicate processes share a
+// flow: a partition's series (labels source, target, topic, partition:
+// MM2's kafka_connect_mirror_* of the partition, records_behind,
+// partition_up, records_skipped, loss_events) exist only in the process
+// whose partition task copies it now; a revoked or lost partition's go with
+// its task (replicate.PartitionCloser), as MM2 closes a task's metrics when
+// Connect moves it. A sum over processes counts each partition once. The
+// checkpoint series (checkpoint_latency_ms, checkpoint_age_seconds) exist
+// only in the flow leader, and go when it stops leading. flow_up,
+// flow_leader, rebalance_partitions_total, transactions_total,
+// invalid_internal_records_total and cluster_reachable are per process: sum
+// flow_leader over processes to see one leader. A pair that only emits
+// heartbeats (<source>-><target>.enabled = false) has no flow series.
+//
 // Windowed values (rate, _min, _max, _avg) follow Kafka Metrics' defaults: 2
 // samples of 30 s; _min, _max and _avg are NaN when the window saw nothing, as
 // in Kafka. One deliberate difference: replication_latency_ms_max also counts
@@ -323,11 +337,30 @@ func (o *Observer) TransactionEnded(source, target string, committed bool) {
 }
 
 // Leader records whether this process leads the flow. It implements
-// replicate.Observer.
+// replicate.Observer. Ceasing to lead drops the flow's checkpoint series
+// (kafka_connect_mirror_checkpoint_latency_ms*, mirrorctl_checkpoint_age_seconds):
+// the new leader writes the checkpoints and exports them, so a sum over
+// processes counts each group and partition once, and a former leader's
+// checkpoint age does not grow into a false alert. MM2 likewise closes a
+// checkpoint task's metrics when Connect moves the task
+// (MirrorCheckpointTask.stop).
 func (o *Observer) Leader(source, target string, leading bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.leader[[2]string{source, target}] = leading
+	if leading {
+		return
+	}
+	for k := range o.ckpts {
+		if k[0] == source && k[1] == target {
+			delete(o.ckpts, k)
+		}
+	}
+	for k := range o.groups {
+		if k[0] == source && k[1] == target {
+			delete(o.groups, k)
+		}
+	}
 }
 
 // SetMembership sets where /status reads each flow's membership (which
@@ -483,8 +516,15 @@ type PartitionStatus struct {
 
 // FlowStatus is one flow in [Status].
 type FlowStatus struct {
-	Source     string            `json:"source"`
-	Target     string            `json:"target"`
+	Source string `json:"source"`
+	Target string `json:"target"`
+	// Enabled is false for a pair that only emits heartbeats
+	// (<source>-><target>.enabled = false): it copies nothing, so Up and
+	// Leader are false and Partitions empty; Membership.Heartbeats says
+	// whether this process emits its heartbeats.
+	Enabled bool `json:"enabled"`
+	// Up: the flow copies in this process. Leader: this process is the
+	// flow leader (see replicate.FlowStatus.Leader).
 	Up         bool              `json:"up"`
 	Leader     bool              `json:"leader"`
 	Partitions []PartitionStatus `json:"partitions"`
@@ -659,7 +699,7 @@ func (o *Observer) Status() Status {
 	flow := func(k [2]string) *FlowStatus {
 		f := byFlow[k]
 		if f == nil {
-			f = &FlowStatus{Source: k[0], Target: k[1], Up: o.flows[k], Leader: o.leader[k], Partitions: []PartitionStatus{}}
+			f = &FlowStatus{Source: k[0], Target: k[1], Enabled: true, Up: o.flows[k], Leader: o.leader[k], Partitions: []PartitionStatus{}}
 			byFlow[k] = f
 		}
 		return f
@@ -684,6 +724,9 @@ func (o *Observer) Status() Status {
 			f := flow([2]string{src, tgt})
 			o.mu.Unlock()
 			f.Membership = &ms
+			if !ms.Enabled {
+				f.Enabled, f.Up, f.Leader = false, false, false
+			}
 		}
 	}
 	for _, p := range parts {
