@@ -23,7 +23,9 @@ mirrorctl exits with one of these codes; treat any other code as failure:
   %-3d  a check failed: lag over threshold, group active on the target or
        its state unknown, a named group with nothing to move or not moved
        completely (skip-rewind, not replicated, a commit of unknown
-       outcome), verification mismatch
+       outcome), verification mismatch, a loss event (replicate --once,
+       lag), a flow with a partition nobody copies, no member or no
+       leader (status)
   %-3d  interrupted by SIGINT or SIGTERM
 
 With -o json, a failing command also writes a final error object to stderr:
