@@ -75,8 +75,12 @@ var (
 	groupLabel = []string{"source", "target", "group"}
 )
 
+// desc makes a descriptor and records its name, help and labels for the
+// text exposition (exposition.go), which prometheus.Desc does not expose.
 func desc(name, help string, labels []string) *prometheus.Desc {
-	return prometheus.NewDesc(name, help, labels, nil)
+	d := prometheus.NewDesc(name, help, labels, nil)
+	families[d] = newFamily(name, help, labels)
+	return d
 }
 
 // Metric names, exported so tests and alert rules can refer to them.
@@ -780,20 +784,33 @@ func (o *Observer) Describe(ch chan<- *prometheus.Desc) {
 	}
 }
 
-func gauge(ch chan<- prometheus.Metric, d *prometheus.Desc, v float64, labels []string) {
-	ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
-}
+// emitFunc receives one series: its descriptor, kind, value and label
+// values in the descriptor's label order.
+type emitFunc func(d *prometheus.Desc, vt prometheus.ValueType, v float64, labels []string)
 
-func statMetrics(ch chan<- prometheus.Metric, d statDescs, last float64, st stats, labels []string) {
-	gauge(ch, d.last, last, labels)
-	gauge(ch, d.min, st.min, labels)
-	gauge(ch, d.max, st.max, labels)
-	gauge(ch, d.avg, st.avg, labels)
+func statSeries(emit emitFunc, d statDescs, last float64, st stats, labels []string) {
+	emit(d.last, prometheus.GaugeValue, last, labels)
+	emit(d.min, prometheus.GaugeValue, st.min, labels)
+	emit(d.max, prometheus.GaugeValue, st.max, labels)
+	emit(d.avg, prometheus.GaugeValue, st.avg, labels)
 }
 
 // Collect implements prometheus.Collector. Every value is a gauge, as a JMX
 // exporter exposes MBean attributes, so the names carry no _total suffix.
+// The /metrics endpoint writes the same series without the client library
+// (exposition.go); Collect serves tests and embedders.
 func (o *Observer) Collect(ch chan<- prometheus.Metric) {
+	o.series(func(d *prometheus.Desc, vt prometheus.ValueType, v float64, labels []string) {
+		ch <- prometheus.MustNewConstMetric(d, vt, v, labels...)
+	}, false)
+}
+
+// series hands every series of o to emit. With sorted, the partitions' series
+// come in the exposition's order: partitions ordered by the values of their
+// labels sorted by name (partition, source, target, topic), the loss
+// counters by partition, then reason, then the rest, so the text writer
+// need not sort them.
+func (o *Observer) series(emit emitFunc, sorted bool) {
 	nowT := o.now()
 	now := nowT.UnixNano()
 	o.mu.Lock()
@@ -856,37 +873,66 @@ func (o *Observer) Collect(ch chan<- prometheus.Metric) {
 	}
 	o.mu.Unlock()
 	for _, m := range other {
-		gauge(ch, m.d, m.v, m.labels)
+		emit(m.d, prometheus.GaugeValue, m.v, m.labels)
 	}
 	for _, m := range counters {
-		ch <- prometheus.MustNewConstMetric(m.d, prometheus.CounterValue, m.v, m.labels...)
+		emit(m.d, prometheus.CounterValue, m.v, m.labels)
 	}
 	for _, c := range cks {
-		statMetrics(ch, dCkLatency, c.last, c.st, c.labels[:])
+		statSeries(emit, dCkLatency, c.last, c.st, c.labels[:])
 	}
-	for _, p := range parts {
+	if sorted {
+		sort.Slice(parts, func(i, j int) bool { return partBefore(parts[i].labels, parts[j].labels) })
+	}
+	snaps := make([]partSnap, len(parts))
+	for i, p := range parts {
 		s := p.snapshot(now)
+		snaps[i] = s
 		l := p.labels[:]
-		gauge(ch, dRecordCount, float64(s.records), l)
-		gauge(ch, dRecordRate, s.recordRate, l)
-		gauge(ch, dByteCount, float64(s.bytes), l)
-		gauge(ch, dByteRate, s.byteRate, l)
-		statMetrics(ch, dRecordAge, s.lastAge, s.age, l)
-		statMetrics(ch, dLatency, s.lastLatency, s.latency, l)
+		emit(dRecordCount, prometheus.GaugeValue, float64(s.records), l)
+		emit(dRecordRate, prometheus.GaugeValue, s.recordRate, l)
+		emit(dByteCount, prometheus.GaugeValue, float64(s.bytes), l)
+		emit(dByteRate, prometheus.GaugeValue, s.byteRate, l)
+		statSeries(emit, dRecordAge, s.lastAge, s.age, l)
+		statSeries(emit, dLatency, s.lastLatency, s.latency, l)
 		if s.behind >= 0 && !srcDown[p.labels[0]] {
 			// Absent while unknown: a stale figure from before the
 			// source became unreachable would read as caught up.
-			gauge(ch, dBehind, float64(s.behind), l)
+			emit(dBehind, prometheus.GaugeValue, float64(s.behind), l)
 		}
 		up := 1.0
 		if s.stopped {
 			up = 0
 		}
-		gauge(ch, dPartUp, up, l)
+		emit(dPartUp, prometheus.GaugeValue, up, l)
+	}
+	// The loss counters: by partition, then reason (the label names' order).
+	ll := make([]string, 5)
+	for lo := 0; lo < len(parts); {
+		hi := lo + 1
+		for sorted && hi < len(parts) && parts[hi].labels[3] == parts[lo].labels[3] {
+			hi++
+		}
 		for _, k := range replicate.LossKinds {
-			ll := append(append(make([]string, 0, 5), l...), string(k))
-			ch <- prometheus.MustNewConstMetric(dSkipped, prometheus.CounterValue, float64(s.skipped[k]), ll...)
-			ch <- prometheus.MustNewConstMetric(dLossEvents, prometheus.CounterValue, float64(s.events[k]), ll...)
+			for i := lo; i < hi; i++ {
+				copy(ll, parts[i].labels[:])
+				ll[4] = string(k)
+				emit(dSkipped, prometheus.CounterValue, float64(snaps[i].skipped[k]), ll)
+				emit(dLossEvents, prometheus.CounterValue, float64(snaps[i].events[k]), ll)
+			}
+		}
+		lo = hi
+	}
+}
+
+// partBefore orders partition labels (source, target, topic, partition) by
+// partition, source, target, topic: the exposition's order, which compares
+// label values in the order of the label names.
+func partBefore(a, b [4]string) bool {
+	for _, i := range [4]int{3, 0, 1, 2} {
+		if a[i] != b[i] {
+			return a[i] < b[i]
 		}
 	}
+	return false
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // Handler returns the HTTP handler of the metrics endpoint:
@@ -22,17 +21,19 @@ import (
 //	GET /readyz   200 "ready" when every flow is up, no cluster has been unreachable for longer than the grace and no partition is stopped (see [Observer.Ready]), else 503 "not ready: <reasons>" ([Observer.NotReady], joined by "; ": the flow down, the cluster alias unreachable since when, the stopped partitions)
 //	GET /status   [Status] as JSON
 //
-// It returns an error if o's descriptors clash with the standard collectors
+// It returns an error if the standard collectors cannot be registered
 // (never in practice).
 func Handler(o *Observer) (http.Handler, error) {
-	reg := prometheus.NewRegistry()
-	for _, c := range []prometheus.Collector{o, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
-		if err := reg.Register(c); err != nil {
+	// The Observer's series are written by metricsHandler itself
+	// (exposition.go); the registry holds the standard collectors.
+	std := prometheus.NewRegistry()
+	for _, c := range []prometheus.Collector{collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
+		if err := std.Register(c); err != nil {
 			return nil, fmt.Errorf("metrics: register collector: %w", err)
 		}
 	}
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
+	mux.Handle("GET /metrics", metricsHandler(o, std))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))
