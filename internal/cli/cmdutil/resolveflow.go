@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/mirrorctl/mirrorctl/internal/config"
+	"github.com/mirrorctl/mirrorctl/replicate"
 )
 
 // ResolveFlow returns the flow named by source and target (MM2's
@@ -56,4 +57,31 @@ func ResolveFlow(cfg *config.Config, source, target string) (*config.Flow, error
 		names[i] = fl.Name()
 	}
 	return nil, FlagErrorf("%s %s %d flows (%s); choose one with --source and --target", cfg.File, what, len(cands), strings.Join(names, ", "))
+}
+
+// SelectFlows returns the flows a reading command (lag, status) looks at,
+// as engine configs: with neither source nor target set, every enabled
+// flow of cfg (none is a *FlagError naming the file); else the one
+// ResolveFlow names, which with requireEnabled must be enabled (a disabled
+// one is a *FlagError: no replicate process copies it).
+func SelectFlows(cfg *config.Config, source, target string, requireEnabled bool) ([]replicate.FlowConfig, error) {
+	if source == "" && target == "" {
+		var out []replicate.FlowConfig
+		for _, f := range cfg.EnabledFlows() {
+			out = append(out, FlowConfig(cfg, f))
+		}
+		if len(out) == 0 {
+			return nil, FlagErrorf("%s enables no flow: set <source>-><target>.enabled = true, or name one with --source and --target", cfg.File)
+		}
+		return out, nil
+	}
+	fl, err := ResolveFlow(cfg, source, target)
+	if err != nil {
+		return nil, err
+	}
+	fc := FlowConfig(cfg, fl)
+	if requireEnabled && !fc.Enabled {
+		return nil, FlagErrorf("flow %s is disabled in %s (%s.enabled = false): no replicate process copies it", fl.Name(), cfg.File, fl.Name())
+	}
+	return []replicate.FlowConfig{fc}, nil
 }

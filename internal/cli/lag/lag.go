@@ -169,7 +169,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	flows, err := selectFlows(cfg, opts.Source, opts.Target)
+	flows, err := cmdutil.SelectFlows(cfg, opts.Source, opts.Target, false)
 	if err != nil {
 		return err
 	}
@@ -310,26 +310,6 @@ func unknownGroups(opts *Options, res Result) bool {
 		}
 	}
 	return bad && len(opts.Groups) > 0
-}
-
-// selectFlows returns the flows to report: the one named by source/target
-// (cmdutil.ResolveFlow rules) or, with neither, every enabled flow.
-func selectFlows(cfg *config.Config, source, target string) ([]replicate.FlowConfig, error) {
-	var out []replicate.FlowConfig
-	if source == "" && target == "" {
-		for _, f := range cfg.EnabledFlows() {
-			out = append(out, cmdutil.FlowConfig(cfg, f))
-		}
-		if len(out) == 0 {
-			return nil, cmdutil.FlagErrorf("%s enables no flow: set <source>-><target>.enabled = true, or name one with --source and --target", cfg.File)
-		}
-		return out, nil
-	}
-	fl, err := cmdutil.ResolveFlow(cfg, source, target)
-	if err != nil {
-		return nil, err
-	}
-	return []replicate.FlowConfig{cmdutil.FlowConfig(cfg, fl)}, nil
 }
 
 // Collect reads every flow's lag at opts.Now() (lag.Read) and evaluates the

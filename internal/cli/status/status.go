@@ -123,7 +123,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	flows, err := selectFlows(cfg, opts.Source, opts.Target)
+	flows, err := cmdutil.SelectFlows(cfg, opts.Source, opts.Target, true)
 	if err != nil {
 		return err
 	}
@@ -195,31 +195,6 @@ func Collect(ctx context.Context, opts *Options, clients replicate.Clients, flow
 		return res.Flows[i].Source+"->"+res.Flows[i].Target < res.Flows[j].Source+"->"+res.Flows[j].Target
 	})
 	return res, nil
-}
-
-// selectFlows returns the flows to show: the one named by source/target
-// (cmdutil.ResolveFlow rules; a disabled one is refused, it has no
-// processes) or, with neither, every enabled flow.
-func selectFlows(cfg *config.Config, source, target string) ([]replicate.FlowConfig, error) {
-	if source == "" && target == "" {
-		var out []replicate.FlowConfig
-		for _, f := range cfg.EnabledFlows() {
-			out = append(out, cmdutil.FlowConfig(cfg, f))
-		}
-		if len(out) == 0 {
-			return nil, cmdutil.FlagErrorf("%s enables no flow: set <source>-><target>.enabled = true, or name one with --source and --target", cfg.File)
-		}
-		return out, nil
-	}
-	fl, err := cmdutil.ResolveFlow(cfg, source, target)
-	if err != nil {
-		return nil, err
-	}
-	fc := cmdutil.FlowConfig(cfg, fl)
-	if !fc.Enabled {
-		return nil, cmdutil.FlagErrorf("flow %s is disabled in %s (%s.enabled = false): no replicate process copies it", fl.Name(), cfg.File, fl.Name())
-	}
-	return []replicate.FlowConfig{fc}, nil
 }
 
 // renderTables prints two tables, processes then partitions, all flows in
