@@ -543,8 +543,9 @@ func (b *bench) historyRow(p *pair, h int) (historyRow, error) {
 func (b *bench) write(out string) error {
 	var s strings.Builder
 	fmt.Fprintf(&s, "# Scale: cost against the size of the work, %s\n\n", time.Now().UTC().Format("2006-01-02"))
-	fmt.Fprintf(&s, "`go run ./bench/scale -mirrorctl %s` (`make bench-scale`): two embedded (kfake) clusters per size, in the bench's process; mirrorctl as a child process (wall, CPU user+sys, peak RSS from VmHWM). Topics of %d partitions, one record of 100 B per partition unless said. Machine: %d CPUs, %s, load average at the end %s. One run per cell: the curve's shape is the result, single cells are noise at the ±20%% level on a shared 2-CPU machine.\n\n",
-		b.bin, perTopic, runtime.NumCPU(), runtime.Version(), loadavg())
+	ver, _ := exec.Command(b.bin, "version").Output()
+	fmt.Fprintf(&s, "`go run ./bench/scale -mirrorctl %s` (`make bench-scale`; the binary says `%s`): two embedded (kfake) clusters per size, in the bench's process; mirrorctl as a child process (wall, CPU user+sys, peak RSS from VmHWM). Topics of %d partitions, one record of 100 B per partition unless said. Machine: %d CPUs, %s, load average at the end %s. One run per cell: the curve's shape is the result, single cells are noise at the ±20%% level on a shared 2-CPU machine.\n\n",
+		b.bin, strings.TrimSpace(firstLine(string(ver))), perTopic, runtime.NumCPU(), runtime.Version(), loadavg())
 	fmt.Fprintf(&s, "Plot: [%s](%s), seconds and peak RSS per 1,000 partitions of the copying `--once` against the partition count.\n\n", svgName(out), svgName(out))
 	partTable(&s, "## Partitions, at-least-once", b.parts, true)
 	partTable(&s, "## Partitions, exactly-once (a transactional producer per partition task)", b.eos, false)
