@@ -522,9 +522,14 @@ func (v *verb) finish(proc *failover.Procedure, ev *failover.Evidence, acted boo
 		plan.Summarize(v.AllowEmpty)
 		printSummary(v.IO, plan)
 	}
-	if proc.RPO.Proven {
+	// verify checks positions already committed: the recovery point of a
+	// plan made now says nothing about them (it read as if nothing had
+	// been applied), so it is left to plan, apply and drill.
+	switch {
+	case v.Verb == "verify":
+	case proc.RPO.Proven:
 		cmdutil.Notef(v.IO, "RPO: %d records, proven: %s", proc.RPO.Records, proc.RPO.How)
-	} else {
+	default:
 		cmdutil.Notef(v.IO, "RPO: %d records: %s", proc.RPO.Records, proc.RPO.How)
 	}
 	if len(paths) > 0 {

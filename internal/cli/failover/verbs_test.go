@@ -210,6 +210,11 @@ func TestFailoverPlannedVerb(t *testing.T) {
 	if code, stdout, stderr = e.run(t, "failover", "verify", "--group", "billing"); code != 0 {
 		t.Fatalf("verify: exit %d\n%s\n%s", code, stdout, stderr)
 	}
+	// After the apply, verify checks the commits; a plan's recovery point
+	// ("the plan only reads") would read as if nothing had been applied.
+	if strings.Contains(stderr, "RPO") {
+		t.Errorf("verify says an RPO:\n%s", stderr)
+	}
 	code, _, stderr = e.run(t, "failover", "--group", "billing")
 	if code != 0 || !strings.Contains(stderr, "`mirrorctl failover` with these flags is deprecated and kept for scripts; use mirrorctl failover plan --type planned") {
 		t.Fatalf("the old spelling: exit %d %s", code, stderr)
