@@ -323,6 +323,8 @@ func (fr *flowRunner) setUp(ctx context.Context) (topics []string, _ func(), err
 	if err != nil {
 		return nil, nil, err
 	}
+	// Before the remote ends are listed (prepareTopics): see setOnceEnds.
+	downAtStart := w.progress.downstreams()
 	onceEnds, remoteEnds, err := fr.prepareTopics(ctx, plan, &snap)
 	if err != nil {
 		return nil, nil, err
@@ -350,7 +352,7 @@ func (fr *flowRunner) setUp(ctx context.Context) (topics []string, _ func(), err
 		if err != nil {
 			return nil, nil, err
 		}
-		w.tasks.setOnceEnds(ends, remoteEndsOf(plan, remoteEnds))
+		w.tasks.setOnceEnds(ends, remoteEndsOf(plan, remoteEnds), downAtStart)
 	}
 	return topics, closeAll, nil
 }

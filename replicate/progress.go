@@ -177,6 +177,18 @@ func (v *progressView) value(t tp) (progress.Value, bool) {
 	return val, ok
 }
 
+// downstreams returns the downstream position (the remote partition's next
+// offset) of every partition the view holds progress for.
+func (v *progressView) downstreams() map[tp]int64 {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	out := make(map[tp]int64, len(v.vals))
+	for k, val := range v.vals {
+		out[k] = val.Downstream
+	}
+	return out
+}
+
 // follow reads the progress topic until ctx ends.
 func (v *progressView) follow(ctx context.Context) error {
 	cl, err := v.client()

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -263,5 +264,59 @@ func TestTwoOnceRunsShareAFlow(t *testing.T) {
 	}
 	if _, err := mm2.DecodeOffsetSync(syncs[0].Key, syncs[0].Value); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Two --once runs sharing a flow whose copy takes long enough that one
+// member lists the remote ends while the other is still copying the
+// partitions it keeps: both end, within a bound, with every record copied.
+// (The later member took the other's progress, written after its listing,
+// for a remote partition that had lost records, and waited for ever.)
+func TestTwoOnceRunsEndWhileTheOtherCopies(t *testing.T) {
+	p := &clusterPair{testkit.NewPairWith(t, kfake.GroupMinSessionTimeout(100*time.Millisecond))}
+	topic := testkit.Name("once2busy")
+	const parts, per = 16, 8000
+	p.CreateTopic(t, "us-east", topic, parts, nil)
+	cl := p.Client(t, "us-east", kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	val := make([]byte, 50)
+	for i := 0; i < parts*per; i++ {
+		cl.Produce(testkit.Context(t), &kgo.Record{Topic: topic, Partition: int32(i % parts), Value: val}, nil)
+	}
+	if err := cl.Flush(testkit.Context(t)); err != nil {
+		t.Fatal(err)
+	}
+	f := testFlow("us-east", "eu-west")
+	f.GroupID = testkit.Name("mirrorctl-once2busy")
+	f.TasksMax = 2
+	f.SessionTimeout = 2 * time.Second
+	ctx, cancel := context.WithTimeout(testkit.Context(t), time.Minute)
+	defer cancel()
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() {
+			m, err := New(Options{Flows: []FlowConfig{f}, Clients: p.Clients, Once: true})
+			if err == nil {
+				err = m.Run(ctx)
+			}
+			errs <- err
+		}()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatalf("run once: %v (a minute was the bound)", err)
+		}
+	}
+	if ctx.Err() != nil {
+		t.Fatal("the two --once runs did not end within a minute: one waits for a partition it does not own")
+	}
+	ends := p.Admin(t, "eu-west")
+	listed, err := ends.ListEndOffsets(testkit.Context(t), "us-east."+topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum int64
+	listed.Each(func(o kadm.ListedOffset) { sum += o.Offset })
+	if sum < parts*per {
+		t.Fatalf("the remote topic holds %d records, want at least %d", sum, parts*per)
 	}
 }

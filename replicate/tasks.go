@@ -10,7 +10,7 @@ import (
 // figures count in the run's totals). The starter adds, the release
 // removes; everything else only looks.
 type taskSet struct {
-	mu       sync.RWMutex // guards live, releasing, released, remotes, onceEnds and remoteEnds
+	mu       sync.RWMutex // guards live, releasing, released, remotes, onceEnds and short
 	live     map[tp]*task
 	released []*task
 	// releasing counts the tasks taken from live and not yet retired:
@@ -23,9 +23,12 @@ type taskSet struct {
 	// onceEnds (once): the flow's partitions and their end offsets when
 	// the run started; the run is done when each reached its end.
 	onceEnds map[tp]int64
-	// remoteEnds (once): the remote partitions' end offsets when the run
-	// started, by source partition (0: the remote topic is missing).
-	remoteEnds map[tp]int64
+	// short (once): the source partitions whose remote partition, when the
+	// run started, ended below the downstream position their progress had
+	// recorded before it: it lost mirrored records (deleted or recreated),
+	// which the partition's task reports (start.go), so its progress alone
+	// does not make it copied.
+	short map[tp]bool
 }
 
 func newTaskSet() *taskSet {
@@ -141,20 +144,34 @@ func (s *taskSet) retire(ts []*task) {
 	s.mu.Unlock()
 }
 
-func (s *taskSet) setOnceEnds(ends, remoteEnds map[tp]int64) {
+// setOnceEnds sets what a once run copies up to (ends) and, from the
+// remote partitions' end offsets listed at its start (remoteEnds) and the
+// downstream positions the progress topic held before that listing
+// (downAtStart), which remote partitions had lost mirrored records then.
+// The downstream positions must be the earlier: progress is written after
+// its copies are acknowledged, so a remote end listed later is at least
+// the downstream position unless records were lost. Comparing with a
+// position recorded later would take another member's copying during this
+// run for a loss, and this member would wait for ever for a partition it
+// does not own.
+func (s *taskSet) setOnceEnds(ends, remoteEnds, downAtStart map[tp]int64) {
+	short := map[tp]bool{}
+	for k, e := range remoteEnds {
+		if d := downAtStart[k]; d > 0 && e < d {
+			short[k] = true
+		}
+	}
 	s.mu.Lock()
-	s.onceEnds, s.remoteEnds = ends, remoteEnds
+	s.onceEnds, s.short = ends, short
 	s.mu.Unlock()
 }
 
-// remoteShort reports whether the remote partition of key ended, when the
-// once run started, below downstream (the progress's downstream position):
-// it lost mirrored records, which the partition's task reports (start.go).
-func (s *taskSet) remoteShort(key tp, downstream int64) bool {
+// remoteShort reports whether the remote partition of key had lost mirrored
+// records when the once run started (setOnceEnds).
+func (s *taskSet) remoteShort(key tp) bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	e, ok := s.remoteEnds[key]
-	return ok && downstream > 0 && e < downstream
+	return s.short[key]
 }
 
 func (s *taskSet) ends() map[tp]int64 {

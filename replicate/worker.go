@@ -213,7 +213,7 @@ func (w *worker) onceDone(ctx context.Context) bool {
 		// Copied, by whichever member; unless the remote partition lost
 		// mirrored records since: then the task owning it reports that
 		// first (and its progress write lowers the downstream position).
-		if v, ok := w.progress.value(key); ok && v.Next >= end && !w.tasks.remoteShort(key, v.Downstream) {
+		if v, ok := w.progress.value(key); ok && v.Next >= end && !w.tasks.remoteShort(key) {
 			continue
 		}
 		t, ok := mine[key]
