@@ -384,9 +384,13 @@ func run(e env, sets []dataset, runs int, latency time.Duration, latRuns int, la
 	results := map[string]map[string][]result{} // contender -> data set -> runs
 	for r := 0; r < warmups && len(sets) > 0; r++ {
 		for _, c := range cs {
+			if failed[c.name] != "" {
+				continue
+			}
 			res, err := throughput(ctx, e, c, &sets[0], -1-r)
 			if err != nil {
-				return fmt.Errorf("%s warm-up on %s: %w", c.name, sets[0].name, err)
+				fail(c.name, fmt.Errorf("warm-up on %s: %w", sets[0].name, err))
+				continue
 			}
 			fmt.Fprintf(os.Stderr, "[%4.0fs] %-24s %-6s warm-up %d (not measured): %.2fs cpu %.1fs\n",
 				time.Since(started).Seconds(), c.name, sets[0].name, r+1, res.seconds, res.cpu)
@@ -395,9 +399,13 @@ func run(e env, sets []dataset, runs int, latency time.Duration, latRuns int, la
 	for i := range sets {
 		for r := 0; r < runs; r++ {
 			for _, c := range cs {
+				if failed[c.name] != "" {
+					continue
+				}
 				res, err := throughput(ctx, e, c, &sets[i], r)
 				if err != nil {
-					return fmt.Errorf("%s on %s run %d: %w", c.name, sets[i].name, r+1, err)
+					fail(c.name, fmt.Errorf("%s run %d: %w", sets[i].name, r+1, err))
+					continue
 				}
 				if results[c.name] == nil {
 					results[c.name] = map[string][]result{}
@@ -420,11 +428,15 @@ func run(e env, sets []dataset, runs int, latency time.Duration, latRuns int, la
 		for i := range sets {
 			for r := 0; r < runs; r++ {
 				for _, c := range scaleRows(cs) {
+					if failed[c.name] != "" {
+						continue
+					}
 					d := sets[i]
 					d.records *= 2
 					res, err := throughput(ctx, e, c, &d, 100+r)
 					if err != nil {
-						return fmt.Errorf("%s on %s x2 records run %d: %w", c.name, sets[i].name, r+1, err)
+						fail(c.name, fmt.Errorf("%s x2 records run %d: %w", sets[i].name, r+1, err))
+						continue
 					}
 					k := doubledKey(c.name)
 					if results[k] == nil {
@@ -460,7 +472,7 @@ func run(e env, sets []dataset, runs int, latency time.Duration, latRuns int, la
 		}
 		for r := 0; r < latRuns; r++ {
 			for _, c := range cs {
-				if !inLatency(c) {
+				if !inLatency(c) || failed[c.name] != "" {
 					continue
 				}
 				l, got, sent, cpu, err := latencyRun(ctx, e, c, mix, rate, latency)
@@ -479,7 +491,33 @@ func run(e env, sets []dataset, runs int, latency time.Duration, latRuns int, la
 	}
 	md := report(e, cs, sets, runs, results, lat, latPhase{rate: rate, from: rateFrom, duration: latency, warmup: latWarmup}, time.Since(started))
 	fmt.Print(md)
-	return writeReport(out, md)
+	if err := writeReport(out, md); err != nil {
+		return err
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%d contender(s) failed (listed in %s): %s", len(failed), out, strings.Join(failedList(), "; "))
+	}
+	return nil
+}
+
+// failed maps a contender that failed a throughput run to the failure: it
+// runs no more (its earlier runs stay in the report), the report lists it,
+// and the bench exits 1 once the report is written.
+var failed = map[string]string{}
+
+func fail(contender string, err error) {
+	failed[contender] = err.Error()
+	fmt.Fprintf(os.Stderr, "%s FAILED, runs no more: %v\n", contender, err)
+}
+
+// failedList is failed as sorted "contender: failure" lines.
+func failedList() []string {
+	var out []string
+	for c, f := range failed {
+		out = append(out, c+": "+f)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func writeReport(out, md string) error {
@@ -598,8 +636,36 @@ func writeProps(e env, c contender, topic, dir string) (string, error) {
 	if c.eos && c.kind == "mm2" {
 		b.WriteString(mm2EOSProps)
 	}
+	if c.kind == "mm2" {
+		for _, l := range mm2State(topic) {
+			b.WriteString(l + "\n")
+		}
+	}
 	path := filepath.Join(dir, topic+".properties")
 	return path, os.WriteFile(path, []byte(b.String()), 0o600)
+}
+
+// mm2State returns the lines that give MM2's run on topic a Connect state
+// of its own, as a new deployment has: its own config, offsets and status
+// topics and worker groups (MirrorMakerConfig's defaults, mm2-*.<source>.internal
+// and <source>-mm2, are shared by every run). With a shared state, MM2
+// starts the tasks of the previous run's task configs, then generates new
+// ones for the new topic; exactly-once, the zombie fencing of the old
+// generation then fails ("a new set of task configs was generated") and
+// kills the tasks, which stay dead until restarted through the REST API.
+// Every MM2 contender runs this way, so their windows hold the same work:
+// the creation of the internal topics, no reconfiguration. mm2Topics names
+// the topics, deleted after the run.
+func mm2State(topic string) []string {
+	t := mm2Topics(topic)
+	return []string{"config.storage.topic = " + t[0], "offset.storage.topic = " + t[1], "status.storage.topic = " + t[2],
+		"us-east.group.id = " + topic + "-us-east-mm2", "eu-west.group.id = " + topic + "-eu-west-mm2"}
+}
+
+// mm2Topics are the Connect internal topics of MM2's run on topic (on both
+// clusters: each herder keeps them on its target).
+func mm2Topics(topic string) [3]string {
+	return [3]string{"mm2-configs." + topic + ".internal", "mm2-offsets." + topic + ".internal", "mm2-status." + topic + ".internal"}
 }
 
 // mm2EOSProps is what MirrorMaker 2 needs beside
@@ -641,6 +707,7 @@ func runMM2(ctx context.Context, e env, c contender, topic, dstTopic string, wan
 	if err != nil {
 		return result{}, err
 	}
+	defer dropMM2State(e, topic)
 	defer mm2Stop(e)
 	var first, end time.Time
 	deadline := start.Add(10 * time.Minute)
@@ -683,6 +750,17 @@ func runMM2(ctx context.Context, e env, c contender, topic, dstTopic string, wan
 		seconds: end.Sub(start).Seconds(), copySecs: end.Sub(first).Seconds(),
 		cpu: cpu, rssMB: float64(proc.PeakRSS(pid)) / 1024,
 	}, nil
+}
+
+// dropMM2State deletes the Connect internal topics of MM2's run on topic
+// (mm2State), once MM2 is stopped; a failure is reported, not fatal.
+func dropMM2State(e env, topic string) {
+	t := mm2Topics(topic)
+	for _, addrs := range []string{e.src, e.dst} {
+		if err := deleteTopics(context.Background(), addrs, t[:]...); err != nil {
+			fmt.Fprintf(os.Stderr, "deleting MM2's internal topics of %s: %v\n", topic, err)
+		}
+	}
 }
 
 func mm2Start(e env, cfg string) (int, error) {
@@ -1077,6 +1155,7 @@ func latencyRunAll(ctx context.Context, e env, c contender, ds dataset, rate flo
 		if err != nil {
 			return nil, 0, 0, -1, err
 		}
+		defer dropMM2State(e, topic)
 		defer mm2Stop(e)
 		pids = []int{pid}
 	case "mirrorctl", "pipe":
@@ -1601,6 +1680,17 @@ func report(e env, cs []contender, sets []dataset, runs int, results map[string]
 		"per contender on the first data set), median with [min-max]; whole run %s. "+
 		"MM2 runs with heap %s (its own launcher's; on the harness's -Xmx512m its 16 tasks die of OutOfMemoryError).\n\n",
 		e.version, machine(), e.partitions, segmentBytes, runs, warmups, took.Round(time.Second), mm2Heap)
+	if la, err := os.ReadFile("/proc/loadavg"); err == nil {
+		// Other work on the machine slows every contender, not evenly: say how busy it was.
+		fmt.Fprintf(&b, "Load average when this was written (1, 5, 15 min, runnable/total, last pid): %s.\n\n", strings.TrimSpace(string(la)))
+	}
+	if len(failed) > 0 {
+		fmt.Fprintf(&b, "**Contenders that FAILED** (they ran no more after the failure; their rows hold only the runs before it, or none):\n\n")
+		for _, f := range failedList() {
+			fmt.Fprintf(&b, "- %s\n", f)
+		}
+		b.WriteString("\n")
+	}
 	if len(extraProps) > 0 {
 		fmt.Fprintf(&b, "Every mirrorctl contender ran with these lines added to its mm2.properties (-props): `%s`.\n\n", strings.Join(extraProps, "`, `"))
 	}

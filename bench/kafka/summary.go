@@ -33,7 +33,7 @@ func summarize(e env, cs []contender, sets []dataset, runs int, results map[stri
 	s := summary.Summary{
 		SchemaVersion: summary.SchemaVersion, Date: now.Format("2006-01-02"), Written: now.Format(time.RFC3339),
 		Kafka: e.version, Machine: machine(), Args: append([]string{}, os.Args[1:]...), Note: runNote,
-		Partitions: int(e.partitions), Runs: runs, Throughput: []summary.ThroughputRow{}, Grades: grades,
+		Partitions: int(e.partitions), Runs: runs, Failed: failedList(), Throughput: []summary.ThroughputRow{}, Grades: grades,
 	}
 	if s.Grades == nil {
 		s.Grades = []summary.Grade{}

@@ -218,6 +218,9 @@ func Table(name string, s summary.Summary) string {
 		fmt.Fprintf(&b, ". %s", strings.TrimSuffix(strings.TrimSpace(s.Note), "."))
 	}
 	b.WriteString(". \"vs MM2\" compares with the MM2 contender doing the same work; grades, their thresholds and reasons are in the results file.\n\n")
+	if len(s.Failed) > 0 {
+		fmt.Fprintf(&b, "**Failed in this run** (rows missing or incomplete): %s.\n\n", strings.Join(s.Failed, "; "))
+	}
 	b.WriteString("| Contender | Data | vs pipe | vs MM2 | Peak RSS | Grade |\n|---|---|--:|--:|--:|---|\n")
 	for _, r := range s.Throughput {
 		if r.Baseline || r.Processes > 1 {

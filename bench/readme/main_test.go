@@ -65,6 +65,14 @@ func TestTableRows(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", want, got)
 		}
 	}
+	if strings.Contains(got, "Failed") {
+		t.Errorf("a failure line without failures:\n%s", got)
+	}
+	f := sample()
+	f.Failed = []string{"MM2 exactly-once: 1 KB run 1: MM2 copied 0 of 500000 records in 10 minutes"}
+	if got := Table("r.md", f); !strings.Contains(got, "**Failed in this run** (rows missing or incomplete): MM2 exactly-once: 1 KB run 1: MM2 copied 0 of 500000 records in 10 minutes.\n") {
+		t.Errorf("the failure is not in the table:\n%s", got)
+	}
 	for _, absent := range []string{"[baseline]", "x2 processes"} {
 		if strings.Contains(got, absent) {
 			t.Errorf("table holds a %s row:\n%s", absent, got)

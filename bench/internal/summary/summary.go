@@ -47,7 +47,11 @@ type Summary struct {
 	Note       string `json:"note,omitempty"`
 	Partitions int    `json:"partitions"`
 	// Runs is the measured throughput runs per contender and data set.
-	Runs       int             `json:"runs"`
+	Runs int `json:"runs"`
+	// Failed lists the contenders that failed a run, "contender:
+	// failure"; they ran no more, so their rows hold only the runs before
+	// it, or none.
+	Failed     []string        `json:"failed,omitempty"`
 	Throughput []ThroughputRow `json:"throughput"`
 	Latency    *LatencyPhase   `json:"latency,omitempty"`
 	Grades     []Grade         `json:"grades"`
