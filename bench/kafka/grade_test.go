@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -230,5 +232,37 @@ func TestReportCarriesSummaryBlock(t *testing.T) {
 	if s.Latency == nil || s.Latency.RateAsked != 80_000 || s.Latency.DurationSeconds != 20 || len(s.Latency.Rows) != 1 ||
 		s.Latency.Rows[0].RateOffered != 80_000 || s.Latency.Rows[0].P99Ms != 250 {
 		t.Errorf("latency: %+v", s.Latency)
+	}
+}
+
+// TestOnceBudgetStopsAHungRun: a process that outlives -once-budget is
+// stopped and the run fails with errBudget, within the budget and the
+// stop's grace, not when the process would have ended.
+func TestOnceBudgetStopsAHungRun(t *testing.T) {
+	defer func(b time.Duration) { onceBudget = b }(onceBudget)
+	onceBudget = 300 * time.Millisecond
+	start := time.Now()
+	_, err := measureMany(2, func(int) *exec.Cmd { return exec.Command("sleep", "30") }, nil)
+	if !errors.Is(err, errBudget) || !strings.Contains(err.Error(), "2 process(es) did not exit within -once-budget; stopped after 300ms") {
+		t.Fatalf("err = %v, want errBudget", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("stopped after %s", took)
+	}
+	// A run inside the budget is measured as before.
+	res, err := measure(exec.Command("true"))
+	if err != nil || res.procs != 0 || res.seconds <= 0 || res.seconds > 5 {
+		t.Errorf("a quick run: %+v, %v", res, err)
+	}
+}
+
+func TestShortError(t *testing.T) {
+	if got := shortError(errors.New("exit status 2:\nwarning: a\n  b")); got != "exit status 2: warning: a b" {
+		t.Errorf("short: %q", got)
+	}
+	long := errors.New("exit status 2: " + strings.Repeat("é", 1000) + " SIGQUIT: quit")
+	got := shortError(long)
+	if n := len([]rune(got)); n != 405 || !strings.HasPrefix(got, "exit status 2: ") || !strings.HasSuffix(got, "SIGQUIT: quit") || !strings.Contains(got, " […] ") {
+		t.Errorf("long (%d runes): %q", n, got)
 	}
 }

@@ -228,6 +228,8 @@ func main() {
 		"e.g. 'topic exists$|pipe' for the single-process target alone")
 	flag.IntVar(&segmentBytes, "segment-bytes", 1<<30, "segment.bytes of every topic the bench creates (mirrorctl syncs it to the remote topics it creates, "+
 		"as MM2 does); Kafka's default, not the harness brokers' 16 MiB: see segmentBytes")
+	flag.DurationVar(&onceBudget, "once-budget", 3*time.Minute, "how long a measured --once run (or the pipe's) may take before its processes are stopped "+
+		"and the run fails (its contender runs no more); 0 waits for ever")
 	flag.BoolVar(&showTimeline, "latency-timeline", false, "print each latency run's p50 and p99 per second of load to stderr "+
 		"(by the second the record was sent), to tell a periodic stall from a steady backlog")
 	flag.StringVar(&wrap, "wrap", "", "prefix for the mirrorctl and pipe commands of the throughput phase, %s = a name for the run, "+
@@ -506,8 +508,19 @@ func run(e env, sets []dataset, runs int, latency time.Duration, latRuns int, la
 var failed = map[string]string{}
 
 func fail(contender string, err error) {
-	failed[contender] = err.Error()
+	failed[contender] = shortError(err)
 	fmt.Fprintf(os.Stderr, "%s FAILED, runs no more: %v\n", contender, err)
+}
+
+// shortError is err on one line, at most about 400 characters (its start
+// and its end, which usually name the failure): a failed process's error
+// carries its whole stderr, which the bench's stderr keeps.
+func shortError(err error) string {
+	s := []rune(strings.Join(strings.Fields(err.Error()), " "))
+	if len(s) <= 400 {
+		return string(s)
+	}
+	return string(s[:200]) + " […] " + string(s[len(s)-200:])
 }
 
 // failedList is failed as sorted "contender: failure" lines.
@@ -589,6 +602,11 @@ func throughput(ctx context.Context, e env, c contender, ds *dataset, run int) (
 			return result{}, err
 		}
 		res, err = measure(wrapped(exec.Command(e.self, "pipe", "-src", e.src, "-dst", e.dst, "-topic", topic, "-partitions", fmt.Sprint(e.partitions)), topic))
+	}
+	if errors.Is(err, errBudget) {
+		if n, err2 := sumEnds(ctx, e.dst, dstTopic); err2 == nil {
+			err = fmt.Errorf("%w; the target's end offsets then summed %d for %d records", err, n, ds.records)
+		}
 	}
 	if err != nil {
 		return result{}, err
@@ -850,6 +868,7 @@ func measureMany(n int, mk func(i int) *exec.Cmd, watch *steadyWatch) (result, e
 	waits := make([]func() (proc.Usage, error), 0, n)
 	pids := make([]int, 0, n)
 	var errs []error
+	var started []*os.Process
 	for i := range n {
 		cmd := mk(i)
 		wait, err := proc.Start(cmd)
@@ -859,6 +878,22 @@ func measureMany(n int, mk func(i int) *exec.Cmd, watch *steadyWatch) (result, e
 		}
 		waits = append(waits, wait)
 		pids = append(pids, cmd.Process.Pid)
+		started = append(started, cmd.Process)
+	}
+	var overran atomic.Bool
+	if onceBudget > 0 {
+		t := time.AfterFunc(onceBudget, func() {
+			overran.Store(true)
+			for _, p := range started {
+				_ = p.Signal(syscall.SIGTERM)
+			}
+			time.AfterFunc(10*time.Second, func() {
+				for _, p := range started {
+					_ = p.Kill()
+				}
+			})
+		})
+		defer t.Stop()
 	}
 	windowed := make(chan window, 1)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -892,6 +927,9 @@ func measureMany(n int, mk func(i int) *exec.Cmd, watch *steadyWatch) (result, e
 	}
 	res.seconds = time.Since(start).Seconds()
 	res.procs = n
+	if overran.Load() {
+		return res, fmt.Errorf("%d process(es) %w after %s", n, errBudget, onceBudget)
+	}
 	if err := errors.Join(errs...); err != nil {
 		return res, err
 	}
@@ -1055,12 +1093,19 @@ func sampleWindow(ctx context.Context, w steadyWatch, pids []int) window {
 // measure runs cmd and returns its wall time, CPU and peak RSS
 // (bench/internal/proc explains why peak RSS is read from /proc).
 func measure(cmd *exec.Cmd) (result, error) {
-	u, err := proc.Run(cmd)
-	if err != nil {
-		return result{}, err
-	}
-	return result{seconds: u.Wall.Seconds(), cpu: u.CPU.Seconds(), rssMB: float64(u.PeakRSSKiB) / 1024, faults: u.MinorFaults}, nil
+	res, err := measureMany(1, func(int) *exec.Cmd { return cmd }, nil)
+	res.procs = 0
+	return res, err
 }
+
+// onceBudget bounds how long a measured --once process (or the pipe) may
+// run (-once-budget): past it, every process of the run is stopped
+// (SIGTERM, SIGKILL 10 s later) and the run fails with errBudget.
+var onceBudget time.Duration
+
+// errBudget is the failure of a run whose processes did not exit within
+// onceBudget.
+var errBudget = errors.New("did not exit within -once-budget; stopped")
 
 // ---------------------------------------------------------------- latency
 
