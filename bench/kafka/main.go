@@ -234,7 +234,16 @@ func main() {
 		"(by the second the record was sent), to tell a periodic stall from a steady backlog")
 	flag.StringVar(&wrap, "wrap", "", "prefix for the mirrorctl and pipe commands of the throughput phase, %s = a name for the run, "+
 		"e.g. 'perf record -F 999 -g -o /tmp/perf-%s.data --' (profiling, not measuring)")
+	regradeFile := flag.String("regrade", "", "recompute the grades of this results `file` from its summary block with this build's grading, "+
+		"rewrite its grade table and summary block, and exit (no brokers needed)")
 	flag.Parse()
+	if *regradeFile != "" {
+		if err := regrade(*regradeFile); err != nil {
+			fmt.Fprintln(os.Stderr, "bench: -regrade:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *latency > 0 && latWarmup >= *latency {
 		fmt.Fprintf(os.Stderr, "bench: -latency-warmup %s leaves nothing of -latency %s\n", latWarmup, *latency)
 		os.Exit(2)

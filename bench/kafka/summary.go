@@ -69,11 +69,7 @@ func summarize(e env, cs []contender, sets []dataset, runs int, results map[stri
 					r.Peer, r.VsMM2, r.RSSVsMM2 = peer, r.RecordsPerSec/m, r.PeakRSSMiB/rss(peer, ds)
 				}
 			}
-			for _, g := range grades {
-				if g.Contender == c.name && g.Data == ds.name {
-					r.Grade = summary.Worst(r.Grade, g.Grade)
-				}
-			}
+			r.Grade = rowGrade(r, grades)
 			s.Throughput = append(s.Throughput, r)
 		}
 	}
@@ -107,4 +103,16 @@ func summarize(e env, cs []contender, sets []dataset, runs int, results map[stri
 		s.Latency.Rows = append(s.Latency.Rows, row)
 	}
 	return s
+}
+
+// rowGrade is the worst of the grades of r's contender on r's data set, ""
+// where none is.
+func rowGrade(r summary.ThroughputRow, grades []summary.Grade) string {
+	g := ""
+	for _, gr := range grades {
+		if gr.Contender == r.Contender && gr.Data == r.Data {
+			g = summary.Worst(g, gr.Grade)
+		}
+	}
+	return g
 }
