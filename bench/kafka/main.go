@@ -68,7 +68,10 @@
 //
 // The results file ends with a machine-readable summary block
 // (bench/internal/summary) from which `go run ./bench/readme` writes
-// README.md's performance table.
+// README.md's performance table. `-regrade FILE` recomputes a results
+// file's grades from that block with this build's grading, without
+// brokers. A measured --once run that outlives -once-budget is stopped
+// and its contender fails: the report lists it and the bench exits 1.
 package main
 
 import (
