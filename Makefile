@@ -8,7 +8,7 @@ BIN       := bin/mirrorctl
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME  ?= 5s
 
-.PHONY: help build demo test test-race race-ci tidy-check cross lint fuzz bench bench-scale completions completions-check docs docs-check install golden bench-kafka test-kafka kafka-up kafka-down clean
+.PHONY: help build demo test test-race race-ci tidy-check cross lint fuzz bench bench-scale completions completions-check docs docs-check install golden bench-kafka perf-table perf-table-check test-kafka kafka-up kafka-down clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -62,6 +62,15 @@ BENCH_KAFKA_FLAGS ?=
 # `kafka.sh down` cannot leave them holding it.
 bench-kafka: build ## mirrorctl vs MirrorMaker 2 vs a bare franz-go pipe on the real brokers; writes bench/results/<date>.md
 	flock -o /tmp/mirrorctl-kafka.lock bash -c 'eval "$$(scripts/kafka.sh up)" && $(GO) run ./bench/kafka -mirrorctl $(BIN) $(BENCH_KAFKA_FLAGS); rc=$$?; scripts/kafka.sh down; exit $$rc'
+
+# The README's performance table is written from the newest results file's
+# machine-readable summary block (bench/readme refuses a newest file without
+# one), so the README cannot quote figures no results file holds.
+perf-table: ## rewrite README.md's performance table from the newest bench/results file (go run ./bench/readme)
+	$(GO) run ./bench/readme
+
+perf-table-check: ## fail when README.md's performance table is not what make perf-table writes
+	$(GO) run ./bench/readme -check
 
 completions: build ## generate shell completion scripts into completions/ (committed; CI fails when they are stale)
 	mkdir -p completions

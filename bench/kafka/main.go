@@ -23,9 +23,17 @@
 //   - MirrorMaker 2 (dedicated mode, `scripts/kafka.sh mm2-start`, tasks.max =
 //     partitions) runs until stopped: its window is from the start command to
 //     the moment the target's end offsets sum to the record count (polled every
-//     50ms); the time from the first copied record to the last is reported
-//     too. CPU (utime+stime from /proc/<pid>/stat) and VmHWM are read before
-//     it is stopped.
+//     50ms; exactly-once, whose end offsets count transaction markers too,
+//     until a read_committed count finds every record); the time from the
+//     first copied record to the last is reported too. CPU (utime+stime from
+//     /proc/<pid>/stat) and VmHWM are read before it is stopped.
+//
+// Every exactly-once contender has an at-least-once peer doing the same
+// work: MM2 exactly-once (mm2EOSProps) beside MM2, mirrorctl's with the
+// remote topic created in its window and with it existing beside the
+// at-least-once ones. The grading table (grade) checks the goals of issue
+// #31 with their thresholds and grades "suspect", not "met", a figure that
+// beats a bound it cannot beat by more than the runs' spread.
 //
 // Scale-out rows (mirrorctl with 1, 2 and 3 processes, remote topic
 // existing) then run again on twice each data set's records (-scale-double):
@@ -38,11 +46,15 @@
 // records copied meanwhile (sampleWindow), split into user and system time.
 //
 // Latency phase: each contender runs continuously (mirrorctl without --once)
-// while this program produces the mixed data set at a fixed rate, half the
-// bare pipe's median records/s on that data set, for -latency seconds, and
-// consumes the copies on the target: latency = time the copy was read on the
-// target minus the source record's timestamp (the copies keep the source
-// CreateTime; one clock, this process). The CPU of the contender's processes
+// while this program produces the mixed data set at a fixed rate
+// (-latency-rate: by default 80,000 records/s, the load of the latency
+// goals; 0 is half the bare pipe's median records/s on that data set) for
+// -latency seconds, and consumes the copies on the target: latency = time
+// the copy was read on the target minus the source record's timestamp (the
+// copies keep the source CreateTime; one clock, this process). The report
+// says for each contender the rate asked, the rate the load producer
+// offered, and the window the percentiles were taken over (-latency-warmup
+// leaves the load's first seconds out). The CPU of the contender's processes
 // from the start of the load to the last copy, over the records sent, is its
 // CPU per record at that load. The scale-out rows run here too, as 1, 2 and
 // 3 continuous processes; the load starts once the flow's group has settled
@@ -53,6 +65,13 @@
 // runs it, as "<name> [baseline]", in the same alternation, so a change of
 // the engine is measured against the engine before it on the same brokers,
 // data and load, in one invocation.
+//
+// The results file ends with a machine-readable summary block
+// (bench/internal/summary) from which `go run ./bench/readme` writes
+// README.md's performance table. `-regrade FILE` recomputes a results
+// file's grades from that block with this build's grading, without
+// brokers. A measured --once run that outlives -once-budget is stopped
+// and its contender fails: the report lists it and the bench exits 1.
 package main
 
 import (
@@ -84,6 +103,7 @@ import (
 
 	"github.com/mirrorctl/mirrorctl/bench/internal/pipe"
 	"github.com/mirrorctl/mirrorctl/bench/internal/proc"
+	"github.com/mirrorctl/mirrorctl/bench/internal/summary"
 )
 
 // dataset is one shape of records: fixed value size, or the realistic mix
@@ -199,19 +219,38 @@ func main() {
 	flag.IntVar(&warmups, "warmup", 1, "unmeasured runs per contender on the first data set before the measured ones (the brokers' first copy is slow)")
 	latency := flag.Duration("latency", 60*time.Second, "how long to produce at the fixed rate in the latency phase (0 skips it)")
 	latRuns := flag.Int("latency-runs", 3, "latency runs per contender, alternating; the median is reported")
-	latRate := flag.Float64("latency-rate", 0, "records/s offered in the latency phase; 0 is half the bare pipe's median records/s on the mixed data set "+
-		"(-mix), so a run without the pipe (-only, -match) needs it")
+	latRate := flag.Float64("latency-rate", goalLoad, "records/s offered in the latency phase (by default the load of the latency goals); "+
+		"0 is half the bare pipe's median records/s on the mixed data set (-mix), which a run without the pipe (-only, -match) cannot use")
+	flag.DurationVar(&latWarmup, "latency-warmup", 0, "leave the copies of the records sent in the load's first `duration` out of the latency percentiles "+
+		"(the report says the window either way); 0 leaves none out")
+	flag.StringVar(&runNote, "note", "", "a sentence the results file carries at its top and in its summary block, "+
+		"e.g. that the run shared its CPUs with other work")
 	out := flag.String("out", "", "also write the results as Markdown to this file (default bench/results/<date>.md)")
 	only := flag.String("only", "", "comma-separated contender kinds to run (mm2,mirrorctl,pipe); default all")
 	flag.StringVar(&match, "match", "", "regular expression: run only the contenders whose name matches it (after -only), "+
 		"e.g. 'topic exists$|pipe' for the single-process target alone")
 	flag.IntVar(&segmentBytes, "segment-bytes", 1<<30, "segment.bytes of every topic the bench creates (mirrorctl syncs it to the remote topics it creates, "+
 		"as MM2 does); Kafka's default, not the harness brokers' 16 MiB: see segmentBytes")
+	flag.DurationVar(&onceBudget, "once-budget", 3*time.Minute, "how long a measured --once run (or the pipe's) may take before its processes are stopped "+
+		"and the run fails (its contender runs no more); 0 waits for ever")
 	flag.BoolVar(&showTimeline, "latency-timeline", false, "print each latency run's p50 and p99 per second of load to stderr "+
 		"(by the second the record was sent), to tell a periodic stall from a steady backlog")
 	flag.StringVar(&wrap, "wrap", "", "prefix for the mirrorctl and pipe commands of the throughput phase, %s = a name for the run, "+
 		"e.g. 'perf record -F 999 -g -o /tmp/perf-%s.data --' (profiling, not measuring)")
+	regradeFile := flag.String("regrade", "", "recompute the grades of this results `file` from its summary block with this build's grading, "+
+		"rewrite its grade table and summary block, and exit (no brokers needed)")
 	flag.Parse()
+	if *regradeFile != "" {
+		if err := regrade(*regradeFile); err != nil {
+			fmt.Fprintln(os.Stderr, "bench: -regrade:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *latency > 0 && latWarmup >= *latency {
+		fmt.Fprintf(os.Stderr, "bench: -latency-warmup %s leaves nothing of -latency %s\n", latWarmup, *latency)
+		os.Exit(2)
+	}
 	if !(steadyFrom >= 0 && steadyFrom < steadyTo && steadyTo <= 1) {
 		fmt.Fprintf(os.Stderr, "bench: -steady-from %v and -steady-to %v: want 0 <= from < to <= 1\n", steadyFrom, steadyTo)
 		os.Exit(2)
@@ -235,16 +274,23 @@ func main() {
 	}
 }
 
+// contenders are the rows of the report. Each exactly-once contender has
+// an at-least-once peer of the same tool doing the same work (grade): MM2
+// exactly-once beside MM2 (both create the remote topic in their window),
+// mirrorctl's beside mirrorctl's with the topic created in the window and
+// with it existing.
 var contenders = []contender{
-	{"MM2", "mm2", false, false, 0, false, ""},
-	{"MM2 tuned", "mm2", true, false, 0, false, ""},
-	{"mirrorctl --once", "mirrorctl", false, false, 0, false, ""},
-	{"mirrorctl --once exactly-once", "mirrorctl", false, false, 0, true, ""},
-	{"mirrorctl --once tuned", "mirrorctl", true, false, 0, false, ""},
-	{"mirrorctl --once, topic exists", "mirrorctl", false, true, 0, false, ""},
+	{nameMM2, "mm2", false, false, 0, false, ""},
+	{nameMM2Tuned, "mm2", true, false, 0, false, ""},
+	{nameMM2EOS, "mm2", false, false, 0, true, ""},
+	{nameOnce, "mirrorctl", false, false, 0, false, ""},
+	{nameOnceEOS, "mirrorctl", false, false, 0, true, ""},
+	{nameOnceTuned, "mirrorctl", true, false, 0, false, ""},
+	{nameExists, "mirrorctl", false, true, 0, false, ""},
+	{nameExistsEOS, "mirrorctl", false, true, 0, true, ""},
 	{"mirrorctl --once x2 processes, topic exists", "mirrorctl", false, true, 2, false, ""},
 	{"mirrorctl --once x3 processes, topic exists", "mirrorctl", false, true, 3, false, ""},
-	{"bare franz-go pipe", "pipe", false, false, 0, false, ""},
+	{namePipe, "pipe", false, false, 0, false, ""},
 }
 
 // withBaseline returns cs with, after each mirrorctl contender, the same
@@ -289,16 +335,19 @@ func cpuPerRecord(l []latResult) float64 {
 
 // inLatency reports whether c runs in the latency phase: every contender but
 // mirrorctl's tuned variant, whose lz4 costs CPU this box does not have
-// (see the throughput phase). The scale-out rows run in it too: there each
-// of 1, 2 and 3 processes copies the same fixed load with the flow's group
-// settled, which gives the CPU per record with that many members without
-// the rebalances a --once run of a few seconds is mostly made of.
+// (see the throughput phase), and mirrorctl's exactly-once with the topic
+// existing (in continuous mode the topic is created before the load starts
+// either way: it would repeat the exactly-once row). The scale-out rows run
+// in it too: there each of 1, 2 and 3 processes copies the same fixed load
+// with the flow's group settled, which gives the CPU per record with that
+// many members without the rebalances a --once run of a few seconds is
+// mostly made of.
 func inLatency(c contender) bool {
-	return !(c.kind == "mirrorctl" && c.tuned)
+	return !(c.kind == "mirrorctl" && (c.tuned || (c.eos && c.precreated)))
 }
 
 // rateFrom says where the latency phase's rate came from, for the report.
-var rateFrom = "half the bare pipe's median on the mix"
+var rateFrom = "-latency-rate"
 
 func run(e env, sets []dataset, runs int, latency time.Duration, latRuns int, latRate float64, out, only string) error {
 	if _, err := os.Stat(e.mirrorctl); err != nil {
@@ -349,9 +398,13 @@ func run(e env, sets []dataset, runs int, latency time.Duration, latRuns int, la
 	results := map[string]map[string][]result{} // contender -> data set -> runs
 	for r := 0; r < warmups && len(sets) > 0; r++ {
 		for _, c := range cs {
+			if failed[c.name] != "" {
+				continue
+			}
 			res, err := throughput(ctx, e, c, &sets[0], -1-r)
 			if err != nil {
-				return fmt.Errorf("%s warm-up on %s: %w", c.name, sets[0].name, err)
+				fail(c.name, fmt.Errorf("warm-up on %s: %w", sets[0].name, err))
+				continue
 			}
 			fmt.Fprintf(os.Stderr, "[%4.0fs] %-24s %-6s warm-up %d (not measured): %.2fs cpu %.1fs\n",
 				time.Since(started).Seconds(), c.name, sets[0].name, r+1, res.seconds, res.cpu)
@@ -360,9 +413,13 @@ func run(e env, sets []dataset, runs int, latency time.Duration, latRuns int, la
 	for i := range sets {
 		for r := 0; r < runs; r++ {
 			for _, c := range cs {
+				if failed[c.name] != "" {
+					continue
+				}
 				res, err := throughput(ctx, e, c, &sets[i], r)
 				if err != nil {
-					return fmt.Errorf("%s on %s run %d: %w", c.name, sets[i].name, r+1, err)
+					fail(c.name, fmt.Errorf("%s run %d: %w", sets[i].name, r+1, err))
+					continue
 				}
 				if results[c.name] == nil {
 					results[c.name] = map[string][]result{}
@@ -385,11 +442,15 @@ func run(e env, sets []dataset, runs int, latency time.Duration, latRuns int, la
 		for i := range sets {
 			for r := 0; r < runs; r++ {
 				for _, c := range scaleRows(cs) {
+					if failed[c.name] != "" {
+						continue
+					}
 					d := sets[i]
 					d.records *= 2
 					res, err := throughput(ctx, e, c, &d, 100+r)
 					if err != nil {
-						return fmt.Errorf("%s on %s x2 records run %d: %w", c.name, sets[i].name, r+1, err)
+						fail(c.name, fmt.Errorf("%s x2 records run %d: %w", sets[i].name, r+1, err))
+						continue
 					}
 					k := doubledKey(c.name)
 					if results[k] == nil {
@@ -406,11 +467,14 @@ func run(e env, sets []dataset, runs int, latency time.Duration, latRuns int, la
 	var rate float64
 	mix := sets[len(sets)-1]
 	// Write the throughput results now, so a failure later keeps them.
-	if err := writeReport(out, report(e, cs, sets, runs, results, lat, rate, latency, time.Since(started))); err != nil {
+	if err := writeReport(out, report(e, cs, sets, runs, results, lat, latPhase{}, time.Since(started))); err != nil {
 		return err
 	}
 	if latency > 0 {
-		switch pipe := results["bare franz-go pipe"][mix.name]; {
+		switch pipe := results[namePipe][mix.name]; {
+		case latRate == goalLoad:
+			rate = latRate
+			rateFrom = "the latency goals' load, -latency-rate's default"
 		case latRate > 0:
 			rate = latRate
 			rateFrom = "-latency-rate"
@@ -418,29 +482,67 @@ func run(e env, sets []dataset, runs int, latency time.Duration, latRuns int, la
 			return fmt.Errorf("the latency phase needs the bare pipe's rate on %s (or -latency-rate)", mix.name)
 		default:
 			rate = float64(mix.records) / median(pipe, func(r result) float64 { return r.seconds }) / 2
+			rateFrom = "half the bare pipe's median on the mix, -latency-rate 0"
 		}
 		for r := 0; r < latRuns; r++ {
 			for _, c := range cs {
-				if !inLatency(c) {
+				if !inLatency(c) || failed[c.name] != "" {
 					continue
 				}
-				l, sent, cpu, err := latencyRun(ctx, e, c, mix, rate, latency)
+				l, got, sent, cpu, err := latencyRun(ctx, e, c, mix, rate, latency)
 				if err != nil { // reported, not fatal: the other contenders still run
 					fmt.Fprintf(os.Stderr, "latency of %s run %d: %v\n", c.name, r+1, err)
 					if l == nil {
 						continue
 					}
 				}
-				lr := latResult{sent: sent, got: len(l), p50: pct(l, 50), p99: pct(l, 99), pmax: pct(l, 100), cpu: cpu}
+				lr := latResult{sent: sent, got: got, p50: pct(l, 50), p99: pct(l, 99), pmax: pct(l, 100), cpu: cpu}
 				lat[c.name] = append(lat[c.name], lr)
 				fmt.Fprintf(os.Stderr, "[%4.0fs] %-24s latency run %d: %d of %d records, p50 %s p99 %s, cpu %.2fs\n", time.Since(started).Seconds(),
 					latName(c.name), r+1, lr.got, lr.sent, lr.p50, lr.p99, lr.cpu)
 			}
 		}
 	}
-	md := report(e, cs, sets, runs, results, lat, rate, latency, time.Since(started))
+	md := report(e, cs, sets, runs, results, lat, latPhase{rate: rate, from: rateFrom, duration: latency, warmup: latWarmup}, time.Since(started))
 	fmt.Print(md)
-	return writeReport(out, md)
+	if err := writeReport(out, md); err != nil {
+		return err
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%d contender(s) failed (listed in %s): %s", len(failed), out, strings.Join(failedList(), "; "))
+	}
+	return nil
+}
+
+// failed maps a contender that failed a throughput run to the failure: it
+// runs no more (its earlier runs stay in the report), the report lists it,
+// and the bench exits 1 once the report is written.
+var failed = map[string]string{}
+
+func fail(contender string, err error) {
+	failed[contender] = shortError(err)
+	fmt.Fprintf(os.Stderr, "%s FAILED, runs no more: %v\n", contender, err)
+}
+
+// shortError is err on one line, at most about 400 characters (its start
+// and its end, which usually name the failure): a failed process's error
+// carries its whole stderr, which the bench's stderr keeps.
+func shortError(err error) string {
+	s := []rune(strings.Join(strings.Fields(err.Error()), " "))
+	if len(s) <= 400 {
+		return string(s)
+	}
+	return string(s[:200]) + " […] " + string(s[len(s)-200:])
+}
+
+// failedList is failed as sorted "contender: failure" lines.
+func failedList() []string {
+	var out []string
+	for c, f := range failed {
+		out = append(out, c+": "+f)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func writeReport(out, md string) error {
@@ -490,7 +592,7 @@ func throughput(ctx context.Context, e env, c contender, ds *dataset, run int) (
 			}
 		}
 		switch {
-		case c.precreated: // a scale-out row, also measured in its steady window (not through a -wrap, whose CPU it would read)
+		case c.precreated && !c.eos: // a scale-out row, also measured in its steady window (not through a -wrap, whose CPU it would read)
 			var watch *steadyWatch
 			if wrap == "" {
 				watch = &steadyWatch{dst: e.dst, topic: dstTopic, want: int64(ds.records),
@@ -512,6 +614,11 @@ func throughput(ctx context.Context, e env, c contender, ds *dataset, run int) (
 			return result{}, err
 		}
 		res, err = measure(wrapped(exec.Command(e.self, "pipe", "-src", e.src, "-dst", e.dst, "-topic", topic, "-partitions", fmt.Sprint(e.partitions)), topic))
+	}
+	if errors.Is(err, errBudget) {
+		if n, err2 := sumEnds(ctx, e.dst, dstTopic); err2 == nil {
+			err = fmt.Errorf("%w; the target's end offsets then summed %d for %d records", err, n, ds.records)
+		}
 	}
 	if err != nil {
 		return result{}, err
@@ -556,9 +663,55 @@ func writeProps(e env, c contender, topic, dir string) (string, error) {
 	if c.eos {
 		b.WriteString("eu-west.exactly.once.source.support = enabled\n")
 	}
+	if c.eos && c.kind == "mm2" {
+		b.WriteString(mm2EOSProps)
+	}
+	if c.kind == "mm2" {
+		for _, l := range mm2State(topic) {
+			b.WriteString(l + "\n")
+		}
+	}
 	path := filepath.Join(dir, topic+".properties")
 	return path, os.WriteFile(path, []byte(b.String()), 0o600)
 }
+
+// mm2State returns the lines that give MM2's run on topic a Connect state
+// of its own, as a new deployment has: its own config, offsets and status
+// topics and worker groups (MirrorMakerConfig's defaults, mm2-*.<source>.internal
+// and <source>-mm2, are shared by every run). With a shared state, MM2
+// starts the tasks of the previous run's task configs, then generates new
+// ones for the new topic; exactly-once, the zombie fencing of the old
+// generation then fails ("a new set of task configs was generated") and
+// kills the tasks, which stay dead until restarted through the REST API.
+// Every MM2 contender runs this way, so their windows hold the same work:
+// the creation of the internal topics, no reconfiguration. mm2Topics names
+// the topics, deleted after the run.
+func mm2State(topic string) []string {
+	t := mm2Topics(topic)
+	return []string{"config.storage.topic = " + t[0], "offset.storage.topic = " + t[1], "status.storage.topic = " + t[2],
+		"us-east.group.id = " + topic + "-us-east-mm2", "eu-west.group.id = " + topic + "-eu-west-mm2"}
+}
+
+// mm2Topics are the Connect internal topics of MM2's run on topic (on both
+// clusters: each herder keeps them on its target).
+func mm2Topics(topic string) [3]string {
+	return [3]string{"mm2-configs." + topic + ".internal", "mm2-offsets." + topic + ".internal", "mm2-status." + topic + ".internal"}
+}
+
+// mm2EOSProps is what MirrorMaker 2 needs beside
+// eu-west.exactly.once.source.support = enabled (KIP-618, in MM2's dedicated
+// mode since Kafka 3.5, KAFKA-14021) to copy exactly once: the internal REST
+// server of KIP-710 (dedicated.mode.enable.internal.rest and a listener; the
+// leader's zombie fencing of source tasks goes through it; port 0 takes a
+// free one), and a read_committed source consumer
+// (MirrorSourceConnector.exactlyOnceSupport answers SUPPORTED only with it,
+// and aborted source records are not copied). The brokers need nothing
+// beyond transactions: the harness's transaction state log has replication
+// factor and min ISR 1, fit for its single-node clusters.
+const mm2EOSProps = `dedicated.mode.enable.internal.rest = true
+listeners = http://127.0.0.1:0
+us-east.consumer.isolation.level = read_committed
+`
 
 // tunedProps is the tuned variant for both MM2 and mirrorctl: larger producer
 // batches, linger and lz4 compression on the target's producer (the knobs the
@@ -584,8 +737,9 @@ func runMM2(ctx context.Context, e env, c contender, topic, dstTopic string, wan
 	if err != nil {
 		return result{}, err
 	}
+	defer dropMM2State(e, topic)
 	defer mm2Stop(e)
-	var first time.Time
+	var first, end time.Time
 	deadline := start.Add(10 * time.Minute)
 	for {
 		n, _ := sumEnds(ctx, e.dst, dstTopic)
@@ -593,8 +747,22 @@ func runMM2(ctx context.Context, e env, c contender, topic, dstTopic string, wan
 		if n > 0 && first.IsZero() {
 			first = now
 		}
-		if n >= want {
+		if n >= want && !c.eos {
+			end = now
 			break
+		}
+		// Exactly-once: the end offsets count the transaction markers
+		// too, so they reach want before the last records; the window
+		// closes at the poll from which a read_committed read counts them
+		// all (it reads to the end offsets it lists when it starts, a
+		// moment after the poll, and waits for an open transaction's
+		// commit: the end may fall that moment early, never a count's
+		// time late).
+		if n >= want {
+			if got, err := countCommitted(ctx, e.dst, dstTopic); err == nil && got >= want {
+				end = now
+				break
+			}
 		}
 		if now.After(deadline) {
 			return result{}, fmt.Errorf("MM2 copied %d of %d records in 10 minutes (log: scripts/kafka.sh logs mm2)", n, want)
@@ -604,7 +772,6 @@ func runMM2(ctx context.Context, e env, c contender, topic, dstTopic string, wan
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	end := time.Now()
 	cpu, err := procCPU(pid)
 	if err != nil {
 		return result{}, err
@@ -613,6 +780,17 @@ func runMM2(ctx context.Context, e env, c contender, topic, dstTopic string, wan
 		seconds: end.Sub(start).Seconds(), copySecs: end.Sub(first).Seconds(),
 		cpu: cpu, rssMB: float64(proc.PeakRSS(pid)) / 1024,
 	}, nil
+}
+
+// dropMM2State deletes the Connect internal topics of MM2's run on topic
+// (mm2State), once MM2 is stopped; a failure is reported, not fatal.
+func dropMM2State(e env, topic string) {
+	t := mm2Topics(topic)
+	for _, addrs := range []string{e.src, e.dst} {
+		if err := deleteTopics(context.Background(), addrs, t[:]...); err != nil {
+			fmt.Fprintf(os.Stderr, "deleting MM2's internal topics of %s: %v\n", topic, err)
+		}
+	}
 }
 
 func mm2Start(e env, cfg string) (int, error) {
@@ -702,6 +880,7 @@ func measureMany(n int, mk func(i int) *exec.Cmd, watch *steadyWatch) (result, e
 	waits := make([]func() (proc.Usage, error), 0, n)
 	pids := make([]int, 0, n)
 	var errs []error
+	var started []*os.Process
 	for i := range n {
 		cmd := mk(i)
 		wait, err := proc.Start(cmd)
@@ -711,6 +890,22 @@ func measureMany(n int, mk func(i int) *exec.Cmd, watch *steadyWatch) (result, e
 		}
 		waits = append(waits, wait)
 		pids = append(pids, cmd.Process.Pid)
+		started = append(started, cmd.Process)
+	}
+	var overran atomic.Bool
+	if onceBudget > 0 {
+		t := time.AfterFunc(onceBudget, func() {
+			overran.Store(true)
+			for _, p := range started {
+				_ = p.Signal(syscall.SIGTERM)
+			}
+			time.AfterFunc(10*time.Second, func() {
+				for _, p := range started {
+					_ = p.Kill()
+				}
+			})
+		})
+		defer t.Stop()
 	}
 	windowed := make(chan window, 1)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -744,6 +939,9 @@ func measureMany(n int, mk func(i int) *exec.Cmd, watch *steadyWatch) (result, e
 	}
 	res.seconds = time.Since(start).Seconds()
 	res.procs = n
+	if overran.Load() {
+		return res, fmt.Errorf("%d process(es) %w after %s", n, errBudget, onceBudget)
+	}
 	if err := errors.Join(errs...); err != nil {
 		return res, err
 	}
@@ -907,12 +1105,19 @@ func sampleWindow(ctx context.Context, w steadyWatch, pids []int) window {
 // measure runs cmd and returns its wall time, CPU and peak RSS
 // (bench/internal/proc explains why peak RSS is read from /proc).
 func measure(cmd *exec.Cmd) (result, error) {
-	u, err := proc.Run(cmd)
-	if err != nil {
-		return result{}, err
-	}
-	return result{seconds: u.Wall.Seconds(), cpu: u.CPU.Seconds(), rssMB: float64(u.PeakRSSKiB) / 1024, faults: u.MinorFaults}, nil
+	res, err := measureMany(1, func(int) *exec.Cmd { return cmd }, nil)
+	res.procs = 0
+	return res, err
 }
+
+// onceBudget bounds how long a measured --once process (or the pipe) may
+// run (-once-budget): past it, every process of the run is stopped
+// (SIGTERM, SIGKILL 10 s later) and the run fails with errBudget.
+var onceBudget time.Duration
+
+// errBudget is the failure of a run whose processes did not exit within
+// onceBudget.
+var errBudget = errors.New("did not exit within -once-budget; stopped")
 
 // ---------------------------------------------------------------- latency
 
@@ -921,17 +1126,64 @@ const tailWait = time.Minute
 
 // latencyRun starts c continuously on a fresh topic, waits until a warm-up
 // record has been copied, then produces mixed records at rate records/s for
-// d and returns every copy's latency.
-func latencyRun(ctx context.Context, e env, c contender, ds dataset, rate float64, d time.Duration) (lats []time.Duration, sent int, cpu float64, err error) {
+// d and returns the latency of every copy of a record sent after the first
+// latWarmup of the load (all of them when it is 0), the copies read in all
+// and the records sent.
+func latencyRun(ctx context.Context, e env, c contender, ds dataset, rate float64, d time.Duration) (lats []time.Duration, got, sent int, cpu float64, err error) {
+	all, got, sent, cpu, err := latencyRunAll(ctx, e, c, ds, rate, d)
+	if latWarmup <= 0 || len(all) == 0 {
+		return durations(all), got, sent, cpu, err
+	}
+	first := all[0].sent
+	for _, l := range all {
+		if l.sent.Before(first) {
+			first = l.sent
+		}
+	}
+	kept := all[:0]
+	for _, l := range all {
+		if l.sent.Sub(first) >= latWarmup {
+			kept = append(kept, l)
+		}
+	}
+	return durations(kept), got, sent, cpu, err
+}
+
+// latWarmup is -latency-warmup.
+var latWarmup time.Duration
+
+// runNote is -note.
+var runNote string
+
+// sample is one copy read in the latency phase: when its source record
+// was sent, and how long after that it was read on the target.
+type sample struct {
+	sent time.Time
+	lat  time.Duration
+}
+
+func durations(ss []sample) []time.Duration {
+	if ss == nil {
+		return nil
+	}
+	out := make([]time.Duration, len(ss))
+	for i, s := range ss {
+		out[i] = s.lat
+	}
+	return out
+}
+
+// latencyRunAll is latencyRun without the warm-up cut: every copy's sample.
+func latencyRunAll(ctx context.Context, e env, c contender, ds dataset, rate float64, d time.Duration) (lats []sample, got, sent int, cpu float64, err error) {
 	cpu = -1
 	// Letters and digits of the name only: a topic name allows no comma.
 	topic := fmt.Sprintf("lat-%s-%d", regexp.MustCompile(`[^a-z0-9]`).ReplaceAllString(strings.ToLower(c.name), ""), time.Now().UnixNano()%1e6)
 	if err := createTopic(ctx, e.src, topic, e.partitions); err != nil {
-		return nil, 0, -1, err
+		return nil, 0, 0, -1, err
 	}
 	prod, err := kgo.NewClient(kgo.SeedBrokers(e.src), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
-		return nil, 0, -1, err
+		return nil, 0, 0, -1, err
 	}
 	defer prod.Close()
 	// Warm-up record in every partition, so every task has started.
@@ -940,7 +1192,7 @@ func latencyRun(ctx context.Context, e env, c contender, ds dataset, rate float6
 		warm = append(warm, &kgo.Record{Topic: topic, Partition: p, Value: []byte("warm-up")})
 	}
 	if err := prod.ProduceSync(ctx, warm...).FirstErr(); err != nil {
-		return nil, 0, -1, err
+		return nil, 0, 0, -1, err
 	}
 	dstTopic := "us-east." + topic
 	// Each run writes gigabytes: drop its topics once it is over (deferred
@@ -954,12 +1206,13 @@ func latencyRun(ctx context.Context, e env, c contender, ds dataset, rate float6
 	case "mm2":
 		cfg, err := writeProps(e, c, topic, e.dir)
 		if err != nil {
-			return nil, 0, -1, err
+			return nil, 0, 0, -1, err
 		}
 		pid, err := mm2Start(e, cfg)
 		if err != nil {
-			return nil, 0, -1, err
+			return nil, 0, 0, -1, err
 		}
+		defer dropMM2State(e, topic)
 		defer mm2Stop(e)
 		pids = []int{pid}
 	case "mirrorctl", "pipe":
@@ -967,17 +1220,17 @@ func latencyRun(ctx context.Context, e env, c contender, ds dataset, rate float6
 		if c.kind == "pipe" {
 			dstTopic = "pipe." + topic
 			if err := createTopic(ctx, e.dst, dstTopic, e.partitions); err != nil {
-				return nil, 0, -1, err
+				return nil, 0, 0, -1, err
 			}
 			cmds = append(cmds, exec.Command(e.self, "pipe", "-follow", "-src", e.src, "-dst", e.dst, "-topic", topic, "-partitions", fmt.Sprint(e.partitions)))
 		} else {
 			cfg, err := writeProps(e, c, topic, e.dir)
 			if err != nil {
-				return nil, 0, -1, err
+				return nil, 0, 0, -1, err
 			}
 			if c.precreated {
 				if err := createTopic(ctx, e.dst, dstTopic, e.partitions); err != nil {
-					return nil, 0, -1, err
+					return nil, 0, 0, -1, err
 				}
 			}
 			for range max(1, c.procs) {
@@ -987,12 +1240,12 @@ func latencyRun(ctx context.Context, e env, c contender, ds dataset, rate float6
 		for i, cmd := range cmds {
 			logf, err := os.Create(filepath.Join(e.dir, fmt.Sprintf("%s-%d.log", topic, i)))
 			if err != nil {
-				return nil, 0, -1, err
+				return nil, 0, 0, -1, err
 			}
 			defer logf.Close()
 			cmd.Stdout, cmd.Stderr = logf, logf
 			if err := cmd.Start(); err != nil {
-				return nil, 0, -1, err
+				return nil, 0, 0, -1, err
 			}
 			pids = append(pids, cmd.Process.Pid)
 			defer func() { // stopped in parallel would be faster; in turn is simpler and bounded
@@ -1010,7 +1263,7 @@ func latencyRun(ctx context.Context, e env, c contender, ds dataset, rate float6
 			break
 		}
 		if time.Now().After(deadline) {
-			return nil, 0, -1, fmt.Errorf("the warm-up records did not reach %s in 3 minutes", dstTopic)
+			return nil, 0, 0, -1, fmt.Errorf("the warm-up records did not reach %s in 3 minutes", dstTopic)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -1019,12 +1272,12 @@ func latencyRun(ctx context.Context, e env, c contender, ds dataset, rate float6
 	if c.kind == "mirrorctl" && c.procs > 1 {
 		adm, done, err := admin(e.src)
 		if err != nil {
-			return nil, 0, -1, err
+			return nil, 0, 0, -1, err
 		}
 		for !groupSettled(ctx, adm, flowGroup, topic, c.procs, int(e.partitions)) {
 			if time.Now().After(deadline) {
 				done()
-				return nil, 0, -1, fmt.Errorf("the group %s did not settle with %d members in 3 minutes", flowGroup, c.procs)
+				return nil, 0, 0, -1, fmt.Errorf("the group %s did not settle with %d members in 3 minutes", flowGroup, c.procs)
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
@@ -1036,12 +1289,12 @@ func latencyRun(ctx context.Context, e env, c contender, ds dataset, rate float6
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(500*time.Millisecond),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 	if err != nil {
-		return nil, 0, -1, err
+		return nil, 0, 0, -1, err
 	}
 	defer cons.Close()
 	var (
 		mu       sync.Mutex
-		got      atomic.Int64
+		read     atomic.Int64
 		timeline *secondsTimeline
 	)
 	if showTimeline {
@@ -1065,11 +1318,11 @@ func latencyRun(ctx context.Context, e env, c contender, ds dataset, rate float6
 			mu.Lock()
 			fs.EachRecord(func(r *kgo.Record) {
 				if len(r.Headers) > 0 { // not a warm-up record
-					lats = append(lats, now.Sub(r.Timestamp))
+					lats = append(lats, sample{r.Timestamp, now.Sub(r.Timestamp)})
 					if timeline != nil {
 						timeline.add(r.Timestamp, now.Sub(r.Timestamp))
 					}
-					got.Add(1)
+					read.Add(1)
 				}
 			})
 			mu.Unlock()
@@ -1107,12 +1360,12 @@ func latencyRun(ctx context.Context, e env, c contender, ds dataset, rate float6
 	tick.Stop()
 	if err := prod.Flush(ctx); err != nil {
 		cancel()
-		return nil, 0, -1, err
+		return nil, 0, 0, -1, err
 	}
 	// Wait (bounded) for the tail to arrive. A contender that falls behind
 	// at this load has its figures reported as lower bounds.
 	tail := time.Now().Add(tailWait)
-	for got.Load() < int64(sent) && time.Now().Before(tail) {
+	for read.Load() < int64(sent) && time.Now().Before(tail) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	if c1 := cpuAt(); !math.IsNaN(c1 - cpu0) {
@@ -1123,9 +1376,9 @@ func latencyRun(ctx context.Context, e env, c contender, ds dataset, rate float6
 	mu.Lock()
 	defer mu.Unlock()
 	if len(lats) < sent {
-		return lats, sent, cpu, fmt.Errorf("only %d of %d records arrived on %s within %s of the end", len(lats), sent, dstTopic, tailWait)
+		return lats, len(lats), sent, cpu, fmt.Errorf("only %d of %d records arrived on %s within %s of the end", len(lats), sent, dstTopic, tailWait)
 	}
-	return lats, sent, cpu, nil
+	return lats, len(lats), sent, cpu, nil
 }
 
 // showTimeline is -latency-timeline.
@@ -1469,15 +1722,32 @@ func machine() string {
 }
 
 func report(e env, cs []contender, sets []dataset, runs int, results map[string]map[string][]result,
-	lat map[string][]latResult, rate float64, latency, took time.Duration) string {
+	lat map[string][]latResult, lp latPhase, took time.Duration) string {
+	rate, latency := lp.rate, lp.duration
+	now := time.Now().UTC()
 	var b strings.Builder
-	fmt.Fprintf(&b, "# mirrorctl vs MirrorMaker 2 on real Kafka, %s\n\n", time.Now().UTC().Format("2006-01-02"))
+	fmt.Fprintf(&b, "# mirrorctl vs MirrorMaker 2 on real Kafka, %s\n\n", now.Format("2006-01-02"))
+	if runNote != "" {
+		fmt.Fprintf(&b, "**%s**\n\n", runNote)
+	}
+	fmt.Fprintf(&b, "Invoked as `bench/kafka %s`.\n\n", strings.Join(os.Args[1:], " "))
 	fmt.Fprintf(&b, "Kafka %s (two single-node KRaft clusters from scripts/kafka.sh, PLAINTEXT on loopback, "+
 		"the same machine as every contender). Machine: %s. `make bench-kafka` (bench/kafka), %d partitions, "+
 		"topics created with segment.bytes %d, %d runs per contender and data set in alternation (after %d unmeasured warm-up run(s) "+
 		"per contender on the first data set), median with [min-max]; whole run %s. "+
 		"MM2 runs with heap %s (its own launcher's; on the harness's -Xmx512m its 16 tasks die of OutOfMemoryError).\n\n",
 		e.version, machine(), e.partitions, segmentBytes, runs, warmups, took.Round(time.Second), mm2Heap)
+	if la, err := os.ReadFile("/proc/loadavg"); err == nil {
+		// Other work on the machine slows every contender, not evenly: say how busy it was.
+		fmt.Fprintf(&b, "Load average when this was written (1, 5, 15 min, runnable/total, last pid): %s.\n\n", strings.TrimSpace(string(la)))
+	}
+	if len(failed) > 0 {
+		fmt.Fprintf(&b, "**Contenders that FAILED** (they ran no more after the failure; their rows hold only the runs before it, or none):\n\n")
+		for _, f := range failedList() {
+			fmt.Fprintf(&b, "- %s\n", f)
+		}
+		b.WriteString("\n")
+	}
 	if len(extraProps) > 0 {
 		fmt.Fprintf(&b, "Every mirrorctl contender ran with these lines added to its mm2.properties (-props): `%s`.\n\n", strings.Join(extraProps, "`, `"))
 	}
@@ -1522,14 +1792,14 @@ func report(e env, cs []contender, sets []dataset, runs int, results map[string]
 		}
 		fmt.Fprintf(&b, "End-to-end latency (copy read on the target minus the source record's timestamp), mixed records at "+
 			"a fixed %.0f records/s asked (%s) for %s, %d runs per contender "+
-			"in alternation, median with [min-max]; continuous mode (mirrorctl without --once). RECEIVED is the median of "+
+			"in alternation, median with [min-max]; continuous mode (mirrorctl without --once). %s RECEIVED is the median of "+
 			"copies read of those sent, within %s of the end of the load; OFFERED is what the load producer achieved "+
 			"(records sent / %s), lower when the contender leaves it too little CPU; CPU US/RECORD is the CPU of the contender's "+
 			"processes (/proc/<pid>/stat) from the start of the load to the last copy, over the records sent (median). With several "+
 			"mirrorctl processes the load starts once the flow's group has settled (every process owns partitions):\n\n```\n",
-			rate, rateFrom, latency, runs, tailWait, latency)
+			rate, lp.from, latency, runs, windowNote(lp), tailWait, latency)
 		w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(w, "CONTENDER\tOFFERED REC/S\tRECEIVED / SENT\tP50 MS [min-max]\tP99 MS [min-max]\tMAX MS\tCPU US/RECORD")
+		fmt.Fprintln(w, "CONTENDER\tASKED REC/S\tOFFERED REC/S\tWINDOW\tRECEIVED / SENT\tP50 MS [min-max]\tP99 MS [min-max]\tMAX MS\tCPU US/RECORD")
 		for _, c := range cs {
 			l := lat[c.name]
 			if l == nil {
@@ -1544,23 +1814,45 @@ func report(e env, cs []contender, sets []dataset, runs int, results map[string]
 				return fmt.Sprintf("%.1f [%.1f-%.1f]", v[len(v)/2], v[0], v[len(v)-1])
 			}
 			got, sent := median(l, func(r latResult) float64 { return float64(r.got) }), median(l, func(r latResult) float64 { return float64(r.sent) })
-			fmt.Fprintf(w, "%s\t%.0f\t%.0f / %.0f\t%s\t%s\t%.1f\t%.2f\n", latName(c.name), sent/latency.Seconds(), got, sent,
+			fmt.Fprintf(w, "%s\t%.0f\t%.0f\t%s\t%.0f / %.0f\t%s\t%s\t%.1f\t%.2f\n", latName(c.name), rate, sent/latency.Seconds(), windowShort(lp), got, sent,
 				f(func(r latResult) time.Duration { return r.p50 }), f(func(r latResult) time.Duration { return r.p99 }),
 				median(l, func(r latResult) float64 { return float64(r.pmax.Microseconds()) / 1000 }), cpuPerRecord(l))
 		}
 		w.Flush()
 		b.WriteString("```\n\n")
 	}
-	b.WriteString(targets(sets, results, lat))
+	grades := grade(sets, results, lat, lp)
+	b.WriteString(gradeTable(grades))
+	block, err := summary.Block(summarize(e, cs, sets, runs, results, lat, lp, grades, now))
+	if err != nil { // a Summary of numbers and strings always encodes
+		panic(err)
+	}
+	b.WriteString("The machine-readable summary of this file (`go run ./bench/readme` writes README.md's performance table from it):\n\n")
+	b.WriteString(block)
 	return b.String()
 }
 
-// scaleRows are the contenders of the scale-out table: mirrorctl with 1, 2
-// and 3 processes, remote topic existing.
+// windowNote says over which part of the load the percentiles were taken.
+func windowNote(lp latPhase) string {
+	if lp.warmup > 0 {
+		return fmt.Sprintf("The percentiles leave out the copies of the records sent in the load's first %s (-latency-warmup): "+
+			"the window is %s to %s of the load.", lp.warmup, lp.warmup, lp.duration)
+	}
+	return fmt.Sprintf("The percentiles take every copy of the load's records, from its first second to its last (%s; no warm-up "+
+		"left out but the one record per partition copied before the load starts).", lp.duration)
+}
+
+// windowShort is windowNote for a table cell.
+func windowShort(lp latPhase) string {
+	return fmt.Sprintf("%s-%s", lp.warmup, lp.duration)
+}
+
+// scaleRows are the contenders of the scale-out table: mirrorctl at least
+// once with 1, 2 and 3 processes, remote topic existing.
 func scaleRows(cs []contender) []contender {
 	var rows []contender
 	for _, c := range cs {
-		if c.kind == "mirrorctl" && c.precreated {
+		if c.kind == "mirrorctl" && c.precreated && !c.eos {
 			rows = append(rows, c)
 		}
 	}
@@ -1667,122 +1959,5 @@ func scaleTable(cs []contender, sets []dataset, results map[string]map[string][]
 	}
 	w.Flush()
 	b.WriteString("```\n\n")
-	return b.String()
-}
-
-// targets checks the issue's targets per data set: mirrorctl (default) >= 2x
-// MM2 default and tuned, >= 85% of the pipe (90% with the remote topic
-// existing, as the pipe's), peak RSS <= 1/4 of MM2's, p99 no worse than
-// MM2's; and with 2 and 3 processes, a CPU cost per record no higher than
-// one process's (within 15%, the machine's run-to-run noise): the copy's
-// (COPY US/RECORD of scaleTable) when the doubled runs exist, else all the
-// CPU over the records.
-func targets(sets []dataset, results map[string]map[string][]result, lat map[string][]latResult) string {
-	var b strings.Builder
-	b.WriteString("Targets (ratios use the whole window: MM2 from its start command, mirrorctl and the pipe from process start, to the last record on the target):\n\n")
-	rate := func(c string, ds dataset) float64 {
-		rs := results[c][ds.name]
-		if len(rs) == 0 {
-			return math.NaN()
-		}
-		return float64(ds.records) / median(rs, func(r result) float64 { return r.seconds })
-	}
-	rss := func(c string, ds dataset) float64 {
-		return median(results[c][ds.name], func(r result) float64 { return r.rssMB })
-	}
-	mark := func(ok bool) string {
-		if ok {
-			return "met"
-		}
-		return "NOT met"
-	}
-	// With the topic created beforehand, mirrorctl's window holds the same
-	// work as the pipe's; MM2 creates its topics in its window, so that
-	// variant is compared with the pipe only.
-	for _, ds := range sets {
-		const m = "mirrorctl --once, topic exists"
-		if mc := rate(m, ds); !math.IsNaN(mc) {
-			r3 := mc / rate("bare franz-go pipe", ds)
-			fmt.Fprintf(&b, "- %s, %s: %.0f%% of the pipe (%s; target 90%%)\n", m, ds.name, 100*r3, mark(r3 >= 0.90))
-		}
-	}
-	for _, ds := range sets {
-		one := results["mirrorctl --once, topic exists"][ds.name]
-		if len(one) == 0 {
-			continue
-		}
-		base := median(one, func(r result) float64 { return r.cpu })
-		baseCopy := copyCost(results, "mirrorctl --once, topic exists", ds)
-		for _, n := range []int{2, 3} {
-			name := fmt.Sprintf("mirrorctl --once x%d processes, topic exists", n)
-			rs := results[name][ds.name]
-			if len(rs) == 0 {
-				continue
-			}
-			c := median(rs, func(r result) float64 { return r.cpu })
-			if sc, sbase := steadyCost(results, name, ds), steadyCost(results, "mirrorctl --once, topic exists", ds); !math.IsNaN(sc) && !math.IsNaN(sbase) {
-				others := ""
-				if cc := copyCost(results, name, ds); !math.IsNaN(cc) && !math.IsNaN(baseCopy) {
-					others = fmt.Sprintf("copy CPU per record at 2x %.2fx, ", cc/baseCopy)
-				}
-				ur := steadyUserCost(results, name, ds) / steadyUserCost(results, "mirrorctl --once, topic exists", ds)
-				fmt.Fprintf(&b, "- mirrorctl --once x%d processes, %s: steady CPU per record %.2fx one process's (%s; in user mode %.2fx, %sall CPU per record %.2fx)\n",
-					n, ds.name, sc/sbase, mark(sc/sbase <= 1.15), ur, others, c/base)
-				continue
-			}
-			if cc := copyCost(results, name, ds); !math.IsNaN(cc) && !math.IsNaN(baseCopy) {
-				fmt.Fprintf(&b, "- mirrorctl --once x%d processes, %s: copy CPU per record %.2fx one process's (%s; all CPU per record %.2fx)\n",
-					n, ds.name, cc/baseCopy, mark(cc/baseCopy <= 1.15), c/base)
-				continue
-			}
-			fmt.Fprintf(&b, "- mirrorctl --once x%d processes, %s: CPU per record %.2fx one process's (%s)\n", n, ds.name, c/base, mark(c/base <= 1.15))
-		}
-	}
-	// The same members at the latency phase's fixed load, the group settled.
-	if base := cpuPerRecord(lat["mirrorctl --once, topic exists"]); !math.IsNaN(base) {
-		for _, n := range []int{2, 3} {
-			name := fmt.Sprintf("mirrorctl --once x%d processes, topic exists", n)
-			if c := cpuPerRecord(lat[name]); !math.IsNaN(c) {
-				fmt.Fprintf(&b, "- %s at the fixed load, group settled: CPU per record %.2fx one process's (%s)\n", latName(name), c/base, mark(c/base <= 1.15))
-			}
-		}
-	}
-	// Exactly-once (issue 13): >= 70% of at-least-once throughput, p99
-	// under 1 s at the latency phase's fixed rate.
-	const eos = "mirrorctl --once exactly-once"
-	for _, ds := range sets {
-		if e, a := rate(eos, ds), rate("mirrorctl --once", ds); !math.IsNaN(e) && !math.IsNaN(a) {
-			fmt.Fprintf(&b, "- %s, %s: %.0f%% of at-least-once (%s; target 70%%)\n", eos, ds.name, 100*e/a, mark(e/a >= 0.70))
-		}
-	}
-	if l, ok := lat[eos]; ok {
-		p := time.Duration(median(l, func(r latResult) float64 { return float64(r.p99) }))
-		fmt.Fprintf(&b, "- %s median p99 %s (%s; target under 1 s)\n", latName(eos), p.Round(time.Millisecond), mark(p < time.Second))
-	}
-	for _, m := range []string{"mirrorctl --once", "mirrorctl --once tuned"} {
-		for _, ds := range sets {
-			mc := rate(m, ds)
-			if math.IsNaN(mc) {
-				continue
-			}
-			r1, r2, r3 := mc/rate("MM2", ds), mc/rate("MM2 tuned", ds), mc/rate("bare franz-go pipe", ds)
-			rr := rss(m, ds) / math.Min(rss("MM2", ds), rss("MM2 tuned", ds))
-			fmt.Fprintf(&b, "- %s, %s: %.2fx MM2 (%s), %.2fx MM2 tuned (%s), %.0f%% of the pipe (%s), peak RSS %.2f of MM2's smaller (%s)\n",
-				m, ds.name, r1, mark(r1 >= 2), r2, mark(r2 >= 2), 100*r3, mark(r3 >= 0.85), rr, mark(rr <= 0.25))
-		}
-		p99 := func(l []latResult) time.Duration {
-			return time.Duration(median(l, func(r latResult) float64 { return float64(r.p99) }))
-		}
-		if l, ok := lat[m]; ok {
-			p := p99(l)
-			for _, mm := range []string{"MM2", "MM2 tuned"} {
-				if ml, ok := lat[mm]; ok {
-					fmt.Fprintf(&b, "- %s median p99 %s vs %s median p99 %s (%s)\n", latName(m), p.Round(time.Millisecond), mm,
-						p99(ml).Round(time.Millisecond), mark(p <= p99(ml)))
-				}
-			}
-		}
-	}
-	b.WriteString("\n")
 	return b.String()
 }
