@@ -582,6 +582,7 @@ func throughput(ctx context.Context, e env, c contender, ds *dataset, run int) (
 	case "mm2":
 		res, err = runMM2(ctx, e, c, topic, dstTopic, int64(ds.records))
 	case "mirrorctl":
+		awaitMM2Quiet()
 		cfg, err2 := writeProps(e, c, topic, e.dir)
 		if err2 != nil {
 			return result{}, err2
@@ -817,6 +818,28 @@ const mm2Heap = "-Xms256m -Xmx2g"
 func mm2Stop(e env) {
 	if out, err := exec.Command("bash", e.script, "mm2-stop").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "mm2-stop: %v: %s\n", err, out)
+	}
+	mm2StoppedAt = time.Now()
+}
+
+// mm2StoppedAt is when the last MM2 run stopped.
+var mm2StoppedAt time.Time
+
+// mm2Quiet is how long after an MM2 run mirrorctl's start no longer takes
+// MM2's heartbeats for a live MM2: replicate refuses to run beside one, and
+// heartbeats of the flow younger than 10 s (3 heartbeat intervals at least)
+// make it watch 3 s for more (replicate.DetectMM2). The bench's MM2
+// contender writes them for the same aliases seconds before the next
+// contender starts, which a deployment whose MM2 was stopped before the
+// switch does not see.
+const mm2Quiet = 12 * time.Second
+
+// awaitMM2Quiet waits, outside every measured window, until mm2Quiet has
+// passed since the last MM2 run stopped, so a mirrorctl run measures its
+// own start and not the check of an MM2 the bench itself just ran.
+func awaitMM2Quiet() {
+	if d := time.Until(mm2StoppedAt.Add(mm2Quiet)); !mm2StoppedAt.IsZero() && d > 0 {
+		time.Sleep(d)
 	}
 }
 
@@ -1224,6 +1247,7 @@ func latencyRunAll(ctx context.Context, e env, c contender, ds dataset, rate flo
 			}
 			cmds = append(cmds, exec.Command(e.self, "pipe", "-follow", "-src", e.src, "-dst", e.dst, "-topic", topic, "-partitions", fmt.Sprint(e.partitions)))
 		} else {
+			awaitMM2Quiet()
 			cfg, err := writeProps(e, c, topic, e.dir)
 			if err != nil {
 				return nil, 0, 0, -1, err
