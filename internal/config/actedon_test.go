@@ -139,7 +139,7 @@ var actedOnKeys = []string{
 	"sync.group.offsets.enabled", "sync.group.offsets.interval.seconds",
 	"refresh.topics.enabled", "refresh.topics.interval.seconds",
 	"sync.topic.configs.enabled", "sync.topic.configs.interval.seconds",
-	"sync.topic.acls.enabled", "sync.topic.acls.interval.seconds",
+	"sync.topic.acls.enabled", "sync.topic.acls.interval.seconds", KeySyncTopicACLsPrune,
 	"heartbeats.replication.enabled", "offset.flush.interval.ms",
 	// Classes: the default is what mirrorctl does; checkClass warns about
 	// (or, for the policy, refuses) any other.
