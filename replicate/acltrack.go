@@ -201,6 +201,20 @@ type ACLSyncReport struct {
 	Pruned []ACLBinding `json:"pruned"`
 }
 
+// nonNil returns r with empty lists rather than nil ones, so its JSON
+// has [] for them.
+func (r ACLSyncReport) nonNil() ACLSyncReport {
+	for _, l := range []*[]ACLBinding{&r.Planned, &r.Created, &r.Revoked, &r.Pruned} {
+		if *l == nil {
+			*l = []ACLBinding{}
+		}
+	}
+	if r.Skipped == nil {
+		r.Skipped = []ACLSkip{}
+	}
+	return r
+}
+
 // ACLObserver is implemented by an [Observer] that reports topic ACL syncs
 // (internal/metrics: mirrorctl_acl_revoked_bindings and /status); it gets
 // every sync's report.
@@ -240,8 +254,9 @@ type aclSync struct {
 // DescribeAcls or ListTopics failure; else the CreateAcls, ledger and
 // DeleteAcls failures joined, each naming the binding. The report holds
 // what was done either way.
-func SyncTopicACLs(ctx context.Context, cfg FlowConfig, src, tgt *kadm.Client, ledger ACLLedger) (ACLSyncReport, error) {
+func SyncTopicACLs(ctx context.Context, cfg FlowConfig, src, tgt *kadm.Client, ledger ACLLedger) (r ACLSyncReport, err error) {
 	s := &aclSync{cfg: cfg, tgt: tgt, ledger: ledger, r: ACLSyncReport{Flow: cfg.Name()}}
+	defer func() { r = r.nonNil() }()
 	plan, err := PlanSourceACLs(ctx, cfg, src)
 	if err != nil {
 		return s.r, err

@@ -425,7 +425,7 @@ func (fr *flowRunner) syncACLs(ctx context.Context) {
 	if err != nil && ctx.Err() == nil {
 		fr.log.Warn("topic ACL sync failed", "err", err)
 	}
-	if r.Planned == nil && r.Skipped == nil && err != nil {
+	if len(r.Planned) == 0 && len(r.Skipped) == 0 && err != nil {
 		return // the source was not read: nothing to report
 	}
 	fr.logACLReport(r)
