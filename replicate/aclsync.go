@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sort"
 	"strings"
 
@@ -23,14 +24,16 @@ var ErrNoAuthorizer = errors.New("source cluster has no authorizer (SECURITY_DIS
 // ACLBinding is one ACL binding of any resource type, as DescribeAcls
 // returns it and CreateAcls and DeleteAcls take it (Kafka's AclBinding: a
 // resource pattern plus an access control entry).
+// In JSON the enums are Kafka's names ("TOPIC", "PREFIXED", "READ",
+// "ALLOW").
 type ACLBinding struct {
-	ResourceType kmsg.ACLResourceType        // e.g. kmsg.ACLResourceTypeTopic
-	Pattern      kmsg.ACLResourcePatternType // LITERAL or PREFIXED
-	Name         string                      // topic name, prefix, group, "kafka-cluster", ...
-	Principal    string                      // e.g. "User:alice"
-	Host         string                      // e.g. "*"
-	Operation    kmsg.ACLOperation           // e.g. kmsg.ACLOperationRead
-	Permission   kmsg.ACLPermissionType      // ALLOW or DENY
+	ResourceType kmsg.ACLResourceType        `json:"resource_type"` // e.g. kmsg.ACLResourceTypeTopic
+	Pattern      kmsg.ACLResourcePatternType `json:"pattern_type"`  // LITERAL or PREFIXED
+	Name         string                      `json:"name"`          // topic name, prefix, group, "kafka-cluster", ...
+	Principal    string                      `json:"principal"`     // e.g. "User:alice"
+	Host         string                      `json:"host"`          // e.g. "*"
+	Operation    kmsg.ACLOperation           `json:"operation"`     // e.g. kmsg.ACLOperationRead
+	Permission   kmsg.ACLPermissionType      `json:"permission"`    // ALLOW or DENY
 }
 
 // String returns the binding on one line in a fixed order, e.g.
@@ -39,8 +42,8 @@ func (b ACLBinding) String() string {
 	return fmt.Sprintf("%s %s %s %s %s %s host=%s", b.Permission, b.Principal, b.Operation, b.ResourceType, b.Pattern, b.Name, b.Host)
 }
 
-// MarshalText makes a binding print as [ACLBinding.String] in JSON and logs.
-func (b ACLBinding) MarshalText() ([]byte, error) { return []byte(b.String()), nil }
+// LogValue makes a binding log as [ACLBinding.String].
+func (b ACLBinding) LogValue() slog.Value { return slog.StringValue(b.String()) }
 
 func (b ACLBinding) less(o ACLBinding) bool {
 	switch {

@@ -99,7 +99,13 @@ func ledgerFor(t *testing.T, cfg FlowConfig, c *kfake.Cluster) ACLLedger {
 	cfg.ProgressReplicationFactor = 1
 	cl := testkit.NewClients(t, map[string][]string{cfg.Target: c.ListenAddrs()})
 	cl.Opts = []kgo.Opt{kgo.SASL(scram.Auth{User: "root", Pass: "rootpw"}.AsSha256Mechanism()), kgo.RetryTimeout(5 * time.Second)}
-	return NewACLLedger(cfg, cl)
+	return NewACLLedger(cfg, cl, false)
+}
+
+func readOnlyLedger(t *testing.T, cfg FlowConfig, c *kfake.Cluster) ACLLedger {
+	cl := testkit.NewClients(t, map[string][]string{cfg.Target: c.ListenAddrs()})
+	cl.Opts = []kgo.Opt{kgo.SASL(scram.Auth{User: "root", Pass: "rootpw"}.AsSha256Mechanism()), kgo.RetryTimeout(5 * time.Second)}
+	return NewACLLedger(cfg, cl, true)
 }
 
 func tb(rt kmsg.ACLResourceType, pat kmsg.ACLResourcePatternType, name, principal string, op kmsg.ACLOperation, perm kmsg.ACLPermissionType) ACLBinding {
@@ -254,6 +260,19 @@ func TestSyncTopicACLs(t *testing.T) {
 	cfg.Topics.Exclude = filter.MustCompileList("topics.exclude", `secret, .*[\-\.]internal, __.*`)
 	ledger := ledgerFor(t, cfg, tgtCluster)
 
+	// --dry-run: what would be created, and nothing written, not even
+	// the ledger topic.
+	dry, err := PlanACLSync(ctx, cfg, src, tgt, readOnlyLedger(t, cfg, tgtCluster))
+	if err != nil || !dry.Tracked || len(dry.Created) != 6 || len(dry.Skipped) != 6 {
+		t.Fatalf("dry run: %d to create, %d skipped, tracked %v (%s), err %v; want 6, 6, true", len(dry.Created), len(dry.Skipped), dry.Tracked, dry.TrackingError, err)
+	}
+	if got := topicACLStrings(ctx, t, tgt); len(got) != 0 {
+		t.Fatalf("dry run changed the target's ACLs: %q", got)
+	}
+	if td, err := tgt.ListTopics(ctx); err != nil || len(td) != 0 {
+		t.Fatalf("dry run created topics %v (err %v)", td.Names(), err)
+	}
+
 	r, err := SyncTopicACLs(ctx, cfg, src, tgt, ledger)
 	if err != nil {
 		t.Fatal(err)
@@ -351,6 +370,13 @@ func TestSyncTopicACLsRevokedAndPrune(t *testing.T) {
 		t.Fatalf("without prune the target keeps all 3 bindings, has %q", got)
 	}
 	cfg.SyncTopicACLsPrune = true
+	dry, err := PlanACLSync(ctx, cfg, src, tgt, readOnlyLedger(t, cfg, tgtCluster))
+	if err != nil || fmt.Sprint(bindingStrings(dry.Pruned)) != fmt.Sprint(wantRevoked) {
+		t.Fatalf("dry run with prune: would prune %q (err %v), want %q", bindingStrings(dry.Pruned), err, wantRevoked)
+	}
+	if got := topicACLStrings(ctx, t, tgt); len(got) != 3 {
+		t.Fatalf("a dry run pruned: the target holds %q", got)
+	}
 	r, err = SyncTopicACLs(ctx, cfg, src, tgt, ledger)
 	if err != nil || fmt.Sprint(bindingStrings(r.Pruned)) != fmt.Sprint(wantRevoked) || len(r.Revoked) != 0 {
 		t.Fatalf("prune: pruned %q revoked %d err %v; want %q, 0, nil", bindingStrings(r.Pruned), len(r.Revoked), err, wantRevoked)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -45,17 +46,19 @@ const ledgerTimeout = 30 * time.Second
 // target: one record per binding, keyed by the flow and the binding (JSON),
 // its value the creation time; a tombstone forgets it.
 type topicLedger struct {
-	cfg     FlowConfig
-	clients Clients
-	topic   string
+	cfg      FlowConfig
+	clients  Clients
+	topic    string
+	readOnly bool // Load neither creates the topic nor writes; a missing topic holds nothing
 }
 
 // NewACLLedger returns the flow's ACL ledger in the compacted topic
-// [ACLLedgerTopic] on cfg.Target (created on first use with one partition
-// and cfg.ProgressReplicationFactor). It needs CREATE, WRITE and READ on
-// that topic.
-func NewACLLedger(cfg FlowConfig, clients Clients) ACLLedger {
-	return &topicLedger{cfg: cfg, clients: clients, topic: ACLLedgerTopic(cfg.Policy, cfg.Source)}
+// [ACLLedgerTopic] on cfg.Target (created by Load if missing, with one
+// partition and cfg.ProgressReplicationFactor). It needs CREATE, WRITE and
+// READ on that topic. With readOnly (--dry-run) Load creates nothing, a
+// missing topic holds nothing, and Record and Forget fail.
+func NewACLLedger(cfg FlowConfig, clients Clients, readOnly bool) ACLLedger {
+	return &topicLedger{cfg: cfg, clients: clients, topic: ACLLedgerTopic(cfg.Policy, cfg.Source), readOnly: readOnly}
 }
 
 // ledgerKey is a ledger record's key.
@@ -82,12 +85,18 @@ func (l *topicLedger) Load(ctx context.Context) ([]ACLBinding, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := ensureInternalTopic(ctx, adm, l.topic, l.cfg.ProgressReplicationFactor); err != nil {
-		return nil, err
+	if !l.readOnly {
+		// Created before it is first listed: kadm may cache an unknown topic.
+		if err := ensureInternalTopic(ctx, adm, l.topic, l.cfg.ProgressReplicationFactor); err != nil {
+			return nil, err
+		}
 	}
 	starts, err := adm.ListStartOffsets(ctx, l.topic)
 	if err != nil {
 		return nil, fmt.Errorf("list start offsets of %s on %s: %w", l.topic, l.cfg.Target, err)
+	}
+	if starts.Error() != nil && errors.Is(starts.Error(), kerr.UnknownTopicOrPartition) && l.readOnly {
+		return []ACLBinding{}, nil // nothing recorded yet
 	}
 	ends, err := adm.ListEndOffsets(ctx, l.topic)
 	if err != nil {
@@ -161,6 +170,9 @@ func (l *topicLedger) produce(ctx context.Context, bs []ACLBinding, value []byte
 	}
 	ctx, cancel := context.WithTimeout(ctx, ledgerTimeout)
 	defer cancel()
+	if l.readOnly {
+		return errors.New("the ACL ledger was opened read-only")
+	}
 	cl, err := l.clients.Client(l.cfg.Target, RoleProducer, kgo.DefaultProduceTopic(l.topic), kgo.RequiredAcks(kgo.AllISRAcks()))
 	if err != nil {
 		return err
@@ -224,6 +236,7 @@ type ACLObserver interface {
 
 // aclSync is one sync's state.
 type aclSync struct {
+	dry      bool // PlanACLSync: read only
 	cfg      FlowConfig
 	tgt      *kadm.Client
 	ledger   ACLLedger
@@ -256,17 +269,29 @@ type aclSync struct {
 // what was done either way.
 func SyncTopicACLs(ctx context.Context, cfg FlowConfig, src, tgt *kadm.Client, ledger ACLLedger) (r ACLSyncReport, err error) {
 	s := &aclSync{cfg: cfg, tgt: tgt, ledger: ledger, r: ACLSyncReport{Flow: cfg.Name()}}
-	defer func() { r = r.nonNil() }()
-	plan, err := PlanSourceACLs(ctx, cfg, src)
+	err = s.run(ctx, src)
+	return s.r.nonNil(), err
+}
+
+// PlanACLSync is [SyncTopicACLs] without a write: Created lists what it
+// would create, Pruned what it would prune (with cfg.SyncTopicACLsPrune)
+// and Revoked the rest of the revoked bindings. It reads what the sync
+// reads; a ledger topic not created yet holds nothing. For --dry-run.
+func PlanACLSync(ctx context.Context, cfg FlowConfig, src, tgt *kadm.Client, ledger ACLLedger) (ACLSyncReport, error) {
+	s := &aclSync{dry: true, cfg: cfg, tgt: tgt, ledger: ledger, r: ACLSyncReport{Flow: cfg.Name()}}
+	err := s.run(ctx, src)
+	return s.r.nonNil(), err
+}
+
+func (s *aclSync) run(ctx context.Context, src *kadm.Client) error {
+	plan, err := PlanSourceACLs(ctx, s.cfg, src)
 	if err != nil {
-		return s.r, err
+		return err
 	}
 	s.r.Planned, s.r.Skipped = plan.Bindings, plan.Skipped
 	if err := s.readTarget(ctx); err != nil {
 		s.r.TrackingError = err.Error()
-		created, err := createACLs(ctx, cfg, tgt, plan.Bindings)
-		s.r.Created = created
-		return s.r, err
+		return s.create(ctx, plan.Bindings)
 	}
 	s.r.Tracked = true
 	var toCreate []ACLBinding
@@ -275,14 +300,25 @@ func SyncTopicACLs(ctx context.Context, cfg FlowConfig, src, tgt *kadm.Client, l
 			toCreate = append(toCreate, b)
 		}
 	}
-	created, cerr := createACLs(ctx, cfg, tgt, toCreate)
-	s.r.Created = created
-	errs := []error{cerr}
-	if err := ledger.Record(ctx, created); err != nil {
-		errs = append(errs, fmt.Errorf("flow %s: record created ACLs (they will not be pruned): %w", cfg.Name(), err))
+	errs := []error{s.create(ctx, toCreate)}
+	if !s.dry {
+		if err := s.ledger.Record(ctx, s.r.Created); err != nil {
+			errs = append(errs, fmt.Errorf("flow %s: record created ACLs (they will not be pruned): %w", s.cfg.Name(), err))
+		}
 	}
 	errs = append(errs, s.revoked(ctx, plan.Bindings))
-	return s.r, errors.Join(errs...)
+	return errors.Join(errs...)
+}
+
+// create creates bs (dry: lists them) into the report's Created.
+func (s *aclSync) create(ctx context.Context, bs []ACLBinding) error {
+	if s.dry {
+		s.r.Created = bs
+		return nil
+	}
+	created, err := createACLs(ctx, s.cfg, s.tgt, bs)
+	s.r.Created = created
+	return err
 }
 
 // PlanSourceACLs reads the source's ACL bindings (every resource type) and
@@ -334,6 +370,8 @@ func (s *aclSync) revoked(ctx context.Context, planned []ACLBinding) error {
 		case want[b]:
 		case !s.existing[b]:
 			gone = append(gone, b)
+		case s.cfg.SyncTopicACLsPrune && s.dry:
+			s.r.Pruned = append(s.r.Pruned, b)
 		case s.cfg.SyncTopicACLsPrune:
 			if err := deleteACL(ctx, s.cfg, s.tgt, b); err != nil {
 				errs = append(errs, err)
@@ -345,6 +383,9 @@ func (s *aclSync) revoked(ctx context.Context, planned []ACLBinding) error {
 		default:
 			s.r.Revoked = append(s.r.Revoked, b)
 		}
+	}
+	if s.dry {
+		return errors.Join(errs...)
 	}
 	if err := s.ledger.Forget(ctx, gone); err != nil {
 		errs = append(errs, fmt.Errorf("flow %s: forget ACLs in the ledger: %w", s.cfg.Name(), err))

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -415,7 +417,7 @@ func (fr *flowRunner) runRefresher(ctx context.Context) {
 // is logged at every sync, as are pruned ones; the observer (an
 // [ACLObserver]) gets the report.
 func (fr *flowRunner) syncACLs(ctx context.Context) {
-	r, err := SyncTopicACLs(ctx, fr.cfg, fr.worker.io.src, fr.worker.io.tgt, NewACLLedger(fr.cfg, fr.clients))
+	r, err := SyncTopicACLs(ctx, fr.cfg, fr.worker.io.src, fr.worker.io.tgt, NewACLLedger(fr.cfg, fr.clients, false))
 	if errors.Is(err, ErrNoAuthorizer) {
 		if !fr.aclSaid.noAuthorizer.Swap(true) {
 			fr.log.Info("topic ACL sync skipped: the source has no authorizer")
@@ -437,10 +439,19 @@ func (fr *flowRunner) syncACLs(ctx context.Context) {
 // logACLReport logs one ACL sync's report (see syncACLs).
 func (fr *flowRunner) logACLReport(r ACLSyncReport) {
 	said := fmt.Sprint(r.Skipped)
-	if prev := fr.aclSaid.skips.Swap(&said); prev == nil || *prev != said {
+	if prev := fr.aclSaid.skips.Swap(&said); (prev == nil || *prev != said) && len(r.Skipped) > 0 {
+		byReason := map[string]int{}
 		for _, s := range r.Skipped {
+			byReason[s.Reason]++
 			fr.log.Info("topic ACL binding not synced", "binding", s.Binding, "reason", s.Reason, "detail", s.Detail)
 		}
+		reasons := make([]string, 0, len(byReason))
+		for k, n := range byReason {
+			reasons = append(reasons, fmt.Sprintf("%s %d", k, n))
+		}
+		sort.Strings(reasons)
+		fr.log.Warn("source ACL bindings not synced to the target (each with its reason at -v, in /status and replicate --dry-run)",
+			"count", len(r.Skipped), "by_reason", strings.Join(reasons, ", "))
 	}
 	if r.TrackingError != "" {
 		fr.log.Warn("revoked topic ACLs cannot be tracked or pruned; bindings created as MM2 does", "err", r.TrackingError)
