@@ -444,7 +444,16 @@ func (b *builder) flow(f Flow) error {
 	}
 	if f.SyncTopicACLs {
 		b.addAll(src, p, TypeCluster, clusterRes, OpDescribe, "sync.topic.acls: DescribeAcls")
-		b.addAll(tgt, p, TypeCluster, clusterRes, OpAlter, "sync.topic.acls: CreateAcls")
+		alter := "sync.topic.acls: CreateAcls; DescribeAcls (ALTER implies DESCRIBE) to tell the bindings mirrorctl created from the target's own"
+		if cfg.SyncTopicACLsPrune {
+			alter += "; DeleteAcls of revoked bindings mirrorctl created (sync.topic.acls.prune)"
+		}
+		b.addAll(tgt, p, TypeCluster, clusterRes, OpAlter, alter)
+		// replicate/acltrack.go: the bindings the sync created, recorded.
+		ledger := []resource{literal(replicate.ACLLedgerTopic(cfg.Policy, src))}
+		b.addAll(tgt, p, TypeTopic, ledger, OpCreate, "sync.topic.acls: CreateTopics of the ACL ledger")
+		b.addAll(tgt, p, TypeTopic, ledger, OpWrite, "sync.topic.acls: Produce the bindings created (and tombstones of pruned ones)")
+		b.addAll(tgt, p, TypeTopic, ledger, OpRead, "sync.topic.acls: ListOffsets and Fetch the bindings mirrorctl created, to report revoked ones")
 		b.note(NoteWarning, cfg.Name(), "sync.topic.acls.enabled is on (MM2's default): %s gets CLUSTER ALTER on %s, "+
 			"which lets it create any ACL there, itself included; set %s->%s.sync.topic.acls.enabled = false to plan without it",
 			p, tgt, src, tgt)

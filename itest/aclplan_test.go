@@ -64,6 +64,7 @@ type aclEnv struct {
 	westPlain  *kgo.Client
 	eastApp    *kadm.Client // the app user: the ACL sync operation
 	westApp    *kadm.Client
+	appOpts    []kgo.Opt // the app user's client options
 	eastSASL   string
 	westSASL   string
 	ca, appUsr string
@@ -121,6 +122,7 @@ func aclProof(t *testing.T, loc string) {
 	e.eastPlain = newClient(t, mustEnv(t, "MIRRORCTL_KAFKA_US_EAST"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	e.westPlain = newClient(t, mustEnv(t, "MIRRORCTL_KAFKA_EU_WEST"))
 	appOpts := append(saslOpts(t, app, appPW), kgo.RetryTimeout(10*time.Second))
+	e.appOpts = appOpts
 	e.eastApp = kadm.NewClient(newClient(t, e.eastSASL, appOpts...))
 	e.westApp = kadm.NewClient(newClient(t, e.westSASL, appOpts...))
 	e.foUsr = "ops-" + uniq(t)
@@ -714,12 +716,15 @@ func opSyncACLs(ctx context.Context, e *aclEnv, r *aclRun) error {
 		_, _ = e.eastAdmin.DeleteACLs(ctx, kadm.NewACLs().Allow(probe).AllowHosts("*").Topics(r.topic).Operations(kadm.OpRead).ResourcePatternType(kadm.ACLPatternLiteral))
 		_, _ = e.westAdmin.DeleteACLs(ctx, kadm.NewACLs().Allow(probe).AllowHosts("*").Topics(r.remote).Operations(kadm.OpRead).ResourcePatternType(kadm.ACLPatternLiteral))
 	}()
-	var n int
+	// The ledger is read and written as the app user: its topic rights
+	// are part of the plan.
+	ledger := replicate.NewACLLedger(r.flow, &appClients{e: e, west: r.west}, false)
+	var rep replicate.ACLSyncReport
 	var err error
 	// The source authorizer may take a moment to list the new ACL.
 	for i := 0; i < 20; i++ {
-		n, err = replicate.SyncTopicACLs(ctx, r.flow, e.eastApp, e.westApp)
-		if err != nil || n > 0 {
+		rep, err = replicate.SyncTopicACLs(ctx, r.flow, e.eastApp, e.westApp, ledger)
+		if err != nil || len(rep.Created) > 0 {
 			break
 		}
 		time.Sleep(250 * time.Millisecond)
@@ -727,10 +732,56 @@ func opSyncACLs(ctx context.Context, e *aclEnv, r *aclRun) error {
 	if err != nil {
 		return err
 	}
-	if n != 1 {
-		return fmt.Errorf("ACL sync created %d bindings, want 1", n)
+	if len(rep.Created) != 1 || !rep.Tracked {
+		return fmt.Errorf("ACL sync created %d bindings (tracked %v: %s), want 1, tracked", len(rep.Created), rep.Tracked, rep.TrackingError)
+	}
+	recorded, err := ledger.Load(ctx)
+	if err != nil {
+		return err
+	}
+	if len(recorded) != 1 {
+		return fmt.Errorf("the ACL ledger holds %d bindings, want 1", len(recorded))
 	}
 	return nil
+}
+
+// appClients hands out the app user's clients on the harness's SASL_SSL
+// listeners (replicate.Clients), for the ACL ledger.
+type appClients struct {
+	e      *aclEnv
+	west   string     // the run's target alias; any other is the source
+	mu     sync.Mutex // guards admins
+	admins map[string]*kadm.Client
+}
+
+func (c *appClients) addr(alias string) string {
+	if alias == c.west {
+		return c.e.westSASL
+	}
+	return c.e.eastSASL
+}
+
+func (c *appClients) Client(alias string, _ replicate.ClientRole, extra ...kgo.Opt) (*kgo.Client, error) {
+	opts := append([]kgo.Opt{kgo.SeedBrokers(strings.Split(c.addr(alias), ",")...)}, c.e.appOpts...)
+	return kgo.NewClient(append(opts, extra...)...)
+}
+
+func (c *appClients) Admin(alias string) (*kadm.Client, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if a, ok := c.admins[alias]; ok {
+		return a, nil
+	}
+	cl, err := c.Client(alias, replicate.RoleAdmin)
+	if err != nil {
+		return nil, err
+	}
+	c.e.t.Cleanup(cl.Close)
+	if c.admins == nil {
+		c.admins = map[string]*kadm.Client{}
+	}
+	c.admins[alias] = kadm.NewClient(cl)
+	return c.admins[alias], nil
 }
 
 // mustEnvNoT is mustEnv for goroutines that may not fail the test: the

@@ -102,8 +102,11 @@ func (l *topicLedger) Load(ctx context.Context) ([]ACLBinding, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list end offsets of %s on %s: %w", l.topic, l.cfg.Target, err)
 	}
-	s, _ := starts.Lookup(l.topic, 0)
-	e, _ := ends.Lookup(l.topic, 0)
+	s, sok := starts.Lookup(l.topic, 0)
+	e, eok := ends.Lookup(l.topic, 0)
+	if !sok || !eok {
+		return nil, fmt.Errorf("offsets of %s on %s: %w", l.topic, l.cfg.Target, errors.Join(starts.Error(), ends.Error(), errors.New("no partition 0")))
+	}
 	if err := errors.Join(s.Err, e.Err); err != nil {
 		return nil, fmt.Errorf("offsets of %s on %s: %w", l.topic, l.cfg.Target, err)
 	}
