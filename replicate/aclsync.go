@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp/syntax"
 	"sort"
 	"strings"
 
@@ -84,6 +85,11 @@ const (
 	// one): the same prefix on the target would grant on target topics
 	// that are not copies.
 	ACLSkipPrefixNotRenamed = "prefix-not-renamed"
+	// ACLSkipPrefixFilter: a PREFIXED binding whose prefix covers names the
+	// flow's topics list does not admit (the filter is narrower than the
+	// prefix): a topic created under the prefix later would not be copied,
+	// and the renamed prefix would grant on its name on the target.
+	ACLSkipPrefixFilter = "prefix-wider-than-topic-filter"
 	// ACLSkipPrefixUnmirrored: a PREFIXED binding whose prefix matches a
 	// source topic the flow does not mirror: the renamed prefix would
 	// grant on a target name no copy fills.
@@ -182,6 +188,10 @@ func targetBinding(cfg FlowConfig, a ACLBinding, sourceTopics []string) (ACLBind
 			return skip(ACLSkipPrefixNotRenamed, "the replication policy does not rename %q by prefixing it (remote name %q): "+
 				"the prefix on %s would grant on topics that are not copies (MM2 never syncs prefixed ACLs)", a.Name, r.Name, cfg.Target)
 		}
+		if !filterAdmitsPrefix(cfg.Topics, a.Name) {
+			return skip(ACLSkipPrefixFilter, "%s (%s) does not admit every topic name starting with %q: the renamed prefix %q would grant on "+
+				"names on %s that no copy fills", keyOrTopics(cfg.Topics), cfg.Topics.Include, a.Name, r.Name, cfg.Target)
+		}
 		for _, t := range prefixed(sourceTopics, a.Name) {
 			if d := filter.DecideTopic(cfg.Policy, cfg.Topics, t, cfg.Target, cfg.HeartbeatsReplication); !d.Replicate {
 				return skip(ACLSkipPrefixUnmirrored, "the prefix covers source topic %q, which the flow does not mirror (%s): "+
@@ -218,6 +228,42 @@ func prefixRenamed(cfg FlowConfig, prefix string) bool {
 		}
 	}
 	return true
+}
+
+// filterAdmitsPrefix reports whether f's include list admits every topic
+// name starting with prefix, as far as the list's items show it: an item
+// ".*", or "L.*" (L a literal) with prefix starting with L. Any other item
+// is not taken as proof, so the answer errs on the side of no. The exclude
+// list is checked against the source's topics instead (targetBinding): its
+// default items (".*[\-\.]internal", ...) would match names under any
+// prefix.
+func filterAdmitsPrefix(f filter.TopicFilter, prefix string) bool {
+	for _, item := range f.Include.Items() {
+		re, err := syntax.Parse(item, syntax.Perl)
+		if err != nil {
+			continue
+		}
+		re = re.Simplify()
+		isAny := func(r *syntax.Regexp) bool {
+			return r.Op == syntax.OpStar && len(r.Sub) == 1 &&
+				(r.Sub[0].Op == syntax.OpAnyCharNotNL || r.Sub[0].Op == syntax.OpAnyChar)
+		}
+		switch {
+		case isAny(re):
+			return true
+		case re.Op == syntax.OpConcat && len(re.Sub) == 2 && re.Sub[0].Op == syntax.OpLiteral &&
+			re.Sub[0].Flags&syntax.FoldCase == 0 && isAny(re.Sub[1]) && strings.HasPrefix(prefix, string(re.Sub[0].Rune)):
+			return true
+		}
+	}
+	return false
+}
+
+func keyOrTopics(f filter.TopicFilter) string {
+	if k := f.Include.Key(); k != "" {
+		return k
+	}
+	return filter.KeyTopics
 }
 
 // prefixed returns the names of sorted that start with prefix.

@@ -445,3 +445,40 @@ func TestSyncTopicACLsNeedsClusterRights(t *testing.T) {
 		t.Fatalf("target topic ACLs: %q", got)
 	}
 }
+
+// A prefix wider than the topics list is left out: a topic created under it
+// later would not be copied, yet the renamed prefix would grant on its name.
+func TestPlanTopicACLsPrefixWiderThanFilter(t *testing.T) {
+	cfg := DefaultFlowConfig("us-east", "eu-west")
+	cfg.Topics.Include = filter.MustCompileList("topics", `orders, pay\..*`)
+	pre := func(name string) ACLBinding {
+		return tb(kmsg.ACLResourceTypeTopic, kmsg.ACLResourcePatternTypePrefixed, name, "User:p", kmsg.ACLOperationRead, kmsg.ACLPermissionTypeAllow)
+	}
+	plan := PlanTopicACLs(cfg, []ACLBinding{pre("ord"), pre("pay.eu"), pre("pay")}, []string{"orders", "pay.eu1"})
+	if got := bindingStrings(plan.Bindings); fmt.Sprint(got) != "[ALLOW User:p READ TOPIC PREFIXED us-east.pay.eu host=*]" {
+		t.Fatalf("bindings %q, want the prefix inside pay\\..* only", got)
+	}
+	if got := skipStrings(plan.Skipped); fmt.Sprint(got) != fmt.Sprint([]string{
+		"prefix-wider-than-topic-filter: ALLOW User:p READ TOPIC PREFIXED ord host=*",
+		"prefix-wider-than-topic-filter: ALLOW User:p READ TOPIC PREFIXED pay host=*",
+	}) {
+		t.Fatalf("skipped %q", got)
+	}
+	for _, tc := range []struct {
+		items, prefix string
+		want          bool
+	}{
+		{".*", "x", true},
+		{`orders\..*`, "orders.eu", true},
+		{`orders\..*`, "orders", false},
+		{"orders.*", "ordersX", true},
+		{"(?i)orders.*", "orders", false},
+		{"orders|pay.*", "pay", false},
+		{"orders, .*", "zzz", true},
+	} {
+		f := filter.TopicFilter{Include: filter.MustCompileList("topics", tc.items)}
+		if got := filterAdmitsPrefix(f, tc.prefix); got != tc.want {
+			t.Errorf("filterAdmitsPrefix(%q, %q) = %v, want %v", tc.items, tc.prefix, got, tc.want)
+		}
+	}
+}
