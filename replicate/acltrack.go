@@ -49,14 +49,15 @@ type topicLedger struct {
 	cfg      FlowConfig
 	clients  Clients
 	topic    string
-	readOnly bool // Load neither creates the topic nor writes; a missing topic holds nothing
+	readOnly bool // Record and Forget fail
 }
 
 // NewACLLedger returns the flow's ACL ledger in the compacted topic
-// [ACLLedgerTopic] on cfg.Target (created by Load if missing, with one
-// partition and cfg.ProgressReplicationFactor). It needs CREATE, WRITE and
-// READ on that topic. With readOnly (--dry-run) Load creates nothing, a
-// missing topic holds nothing, and Record and Forget fail.
+// [ACLLedgerTopic] on cfg.Target, created by the first Record (one
+// partition, cfg.ProgressReplicationFactor), so a flow whose sync never
+// created a binding has none; a missing topic holds nothing. It needs
+// CREATE, WRITE and READ on that topic. With readOnly (--dry-run) Record
+// and Forget fail.
 func NewACLLedger(cfg FlowConfig, clients Clients, readOnly bool) ACLLedger {
 	return &topicLedger{cfg: cfg, clients: clients, topic: ACLLedgerTopic(cfg.Policy, cfg.Source), readOnly: readOnly}
 }
@@ -81,22 +82,20 @@ func (l *topicLedger) key(b ACLBinding) []byte {
 func (l *topicLedger) Load(ctx context.Context) ([]ACLBinding, error) {
 	ctx, cancel := context.WithTimeout(ctx, ledgerTimeout)
 	defer cancel()
-	adm, err := l.clients.Admin(l.cfg.Target)
+	// A client of its own: a shared one may have cached the topic as
+	// unknown from before Record created it.
+	cl, err := l.clients.Client(l.cfg.Target, RoleAdmin)
 	if err != nil {
 		return nil, err
 	}
-	if !l.readOnly {
-		// Created before it is first listed: kadm may cache an unknown topic.
-		if err := ensureInternalTopic(ctx, adm, l.topic, l.cfg.ProgressReplicationFactor); err != nil {
-			return nil, err
-		}
-	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
 	starts, err := adm.ListStartOffsets(ctx, l.topic)
 	if err != nil {
 		return nil, fmt.Errorf("list start offsets of %s on %s: %w", l.topic, l.cfg.Target, err)
 	}
-	if starts.Error() != nil && errors.Is(starts.Error(), kerr.UnknownTopicOrPartition) && l.readOnly {
-		return []ACLBinding{}, nil // nothing recorded yet
+	if errors.Is(starts.Error(), kerr.UnknownTopicOrPartition) {
+		return []ACLBinding{}, nil // nothing recorded yet: Record creates the topic
 	}
 	ends, err := adm.ListEndOffsets(ctx, l.topic)
 	if err != nil {
@@ -175,6 +174,13 @@ func (l *topicLedger) produce(ctx context.Context, bs []ACLBinding, value []byte
 	defer cancel()
 	if l.readOnly {
 		return errors.New("the ACL ledger was opened read-only")
+	}
+	adm, err := l.clients.Admin(l.cfg.Target)
+	if err != nil {
+		return err
+	}
+	if err := ensureInternalTopic(ctx, adm, l.topic, l.cfg.ProgressReplicationFactor); err != nil {
+		return err
 	}
 	cl, err := l.clients.Client(l.cfg.Target, RoleProducer, kgo.DefaultProduceTopic(l.topic), kgo.RequiredAcks(kgo.AllISRAcks()))
 	if err != nil {
