@@ -61,7 +61,8 @@ func TestACLAndConfigSyncMatchesRealMM2(t *testing.T) {
 		}
 	}
 	t.Cleanup(func() { cleanACLs(t, u, src, tgt) })
-	topics := fmt.Sprintf(`sync%[1]s\.lit, sync%[1]s\.pre\..*`, u)
+	// Backslashes doubled: a .properties file turns "\\." into "\.".
+	topics := fmt.Sprintf(`sync%[1]s\\.lit, sync%[1]s\\.pre\\..*`, u)
 	mAlias, cAlias, wAlias := "m"+u, "c"+u, "w"+u
 
 	// MM2 first: wait until its sync has settled on the expected set, then stop it.

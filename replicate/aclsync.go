@@ -232,31 +232,57 @@ func prefixRenamed(cfg FlowConfig, prefix string) bool {
 
 // filterAdmitsPrefix reports whether f's include list admits every topic
 // name starting with prefix, as far as the list's items show it: an item
-// ".*", or "L.*" (L a literal) with prefix starting with L. Any other item
-// is not taken as proof, so the answer errs on the side of no. The exclude
-// list is checked against the source's topics instead (targetBinding): its
-// default items (".*[\-\.]internal", ...) would match names under any
-// prefix.
+// that is a literal L followed by "at least n of any character" (".*",
+// "L.*", "L.+", "L..*" — what "L\..*" becomes once a .properties file
+// has eaten its backslash), with prefix starting with L and at least n
+// characters longer. Any other item is not taken as proof, so the answer
+// errs on the side of no. The exclude list is checked against the
+// source's topics instead (targetBinding): its default items
+// (".*[\-\.]internal", ...) would match names under any prefix.
 func filterAdmitsPrefix(f filter.TopicFilter, prefix string) bool {
 	for _, item := range f.Include.Items() {
-		re, err := syntax.Parse(item, syntax.Perl)
-		if err != nil {
-			continue
-		}
-		re = re.Simplify()
-		isAny := func(r *syntax.Regexp) bool {
-			return r.Op == syntax.OpStar && len(r.Sub) == 1 &&
-				(r.Sub[0].Op == syntax.OpAnyCharNotNL || r.Sub[0].Op == syntax.OpAnyChar)
-		}
-		switch {
-		case isAny(re):
-			return true
-		case re.Op == syntax.OpConcat && len(re.Sub) == 2 && re.Sub[0].Op == syntax.OpLiteral &&
-			re.Sub[0].Flags&syntax.FoldCase == 0 && isAny(re.Sub[1]) && strings.HasPrefix(prefix, string(re.Sub[0].Rune)):
+		lit, min, ok := literalThenAny(item)
+		if ok && strings.HasPrefix(prefix, lit) && len(prefix) >= len(lit)+min {
 			return true
 		}
 	}
 	return false
+}
+
+// literalThenAny parses item as a literal (possibly empty) followed by any
+// run of at least min characters.
+func literalThenAny(item string) (lit string, min int, ok bool) {
+	re, err := syntax.Parse(item, syntax.Perl)
+	if err != nil {
+		return "", 0, false
+	}
+	re = re.Simplify()
+	subs := []*syntax.Regexp{re}
+	if re.Op == syntax.OpConcat {
+		subs = re.Sub
+	}
+	any := func(r *syntax.Regexp) bool { return r.Op == syntax.OpAnyCharNotNL || r.Op == syntax.OpAnyChar }
+	i := 0
+	if subs[0].Op == syntax.OpLiteral {
+		if subs[0].Flags&syntax.FoldCase != 0 {
+			return "", 0, false
+		}
+		lit, i = string(subs[0].Rune), 1
+	}
+	for ; i < len(subs); i++ {
+		switch r := subs[i]; {
+		case any(r):
+			min++
+		case (r.Op == syntax.OpStar || r.Op == syntax.OpPlus) && len(r.Sub) == 1 && any(r.Sub[0]) && i == len(subs)-1:
+			if r.Op == syntax.OpPlus {
+				min++
+			}
+			return lit, min, true
+		default:
+			return "", 0, false
+		}
+	}
+	return "", 0, false
 }
 
 func keyOrTopics(f filter.TopicFilter) string {

@@ -475,6 +475,11 @@ func TestPlanTopicACLsPrefixWiderThanFilter(t *testing.T) {
 		{"(?i)orders.*", "orders", false},
 		{"orders|pay.*", "pay", false},
 		{"orders, .*", "zzz", true},
+		{"orders..*", "orders.", true}, // orders\..* once a .properties file ate the backslash
+		{"orders..*", "orders", false},
+		{"orders.+", "ordersX", true},
+		{"orders.+", "orders", false},
+		{"orders.x.*", "orders.x", false},
 	} {
 		f := filter.TopicFilter{Include: filter.MustCompileList("topics", tc.items)}
 		if got := filterAdmitsPrefix(f, tc.prefix); got != tc.want {
