@@ -5,6 +5,7 @@ package itest
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -90,6 +91,13 @@ func TestACLAndConfigSyncMatchesRealMM2(t *testing.T) {
 	})
 	stop()
 
+	// The target's operator granted reader what the sync would give, before
+	// mirrorctl ran: that binding is not mirrorctl's, and is never pruned.
+	own := kadm.NewACLs().Allow(p("reader")).AllowHosts("*").Topics(cAlias + "." + lit).Operations(kadm.OpRead).ResourcePatternType(l)
+	if res, err := tgt.CreateACLs(ctx, own); err != nil || res[0].Err != nil {
+		t.Fatalf("operator's binding: %v %v", err, res)
+	}
+
 	// mirrorctl: one run does what MM2's start does (create, config sync, ACL sync).
 	props := writeSyncProps(t, cAlias, wAlias, east, west, topics, false)
 	if code, _, stderr := mirrorctl(t, "replicate", "--once", "-c", props); code != 0 {
@@ -121,6 +129,63 @@ func TestACLAndConfigSyncMatchesRealMM2(t *testing.T) {
 		}
 		t.Logf("%s: remote topic configs equal: %v", topic, c)
 	}
+
+	// Revoked on the source: owner's ALL (whose READ copy mirrorctl
+	// created) and reader's READ (whose copy the operator had made).
+	for _, b := range source[:2] {
+		if _, err := src.DeleteACLs(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pollUntil(ctx, t, 30*time.Second, "the source to list the revoke", func(ctx context.Context) (bool, string) {
+		acls, err := remoteACLs(ctx, src, "sync"+u)
+		return err == nil && len(acls) == 5, fmt.Sprintf("%q %v", acls, err)
+	})
+	ownerCopy := fmt.Sprintf("binding=\"ALLOW %s READ TOPIC LITERAL %s.%s host=*\"", p("owner"), cAlias, lit)
+	readerCopy := fmt.Sprintf("binding=\"ALLOW %s READ TOPIC LITERAL %s.%s host=*\"", p("reader"), cAlias, lit)
+	code, _, stderr := mirrorctl(t, "replicate", "--once", "-c", props)
+	if code != 0 || !strings.Contains(stderr, "revoked on the source is still on the target") || !strings.Contains(stderr, ownerCopy) || strings.Contains(stderr, readerCopy) {
+		t.Fatalf("--once after the revoke: exit %d; want the owner's copy reported revoked, the operator's binding not:\n%s", code, stderr)
+	}
+	if acls, _ := remoteACLs(ctx, tgt, cAlias); len(acls) != len(want) {
+		t.Fatalf("without prune the target changed: %q", acls)
+	}
+	writeFile(t, props, mustRead(t, props)+"sync.topic.acls.prune = true\n")
+	code, _, stderr = mirrorctl(t, "replicate", "--once", "-c", props)
+	if code != 0 || !strings.Contains(stderr, "topic ACL binding pruned from the target") || !strings.Contains(stderr, ownerCopy) {
+		t.Fatalf("--once with prune: exit %d\n%s", code, stderr)
+	}
+	after, err := remoteACLs(ctx, tgt, cAlias)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range after {
+		if strings.Contains(a, p("owner")) {
+			t.Errorf("owner's revoked copy is still on the target after prune: %q", after)
+		}
+	}
+	if !slicesContains(after, "ALLOW "+p("reader")+" READ LITERAL "+lit) || len(after) != len(want)-1 {
+		t.Fatalf("after prune the target holds %q: want all but the owner's copy, the operator's binding kept", after)
+	}
+	t.Logf("revoked grant reported, then pruned; the operator's equal binding kept")
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func slicesContains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 // writeSyncProps writes an mm2.properties mirroring the source east under
