@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -163,5 +166,55 @@ func TestACLSyncReported(t *testing.T) {
 	}
 	if got := targetTopicACLs(ctx, t, tgt); fmt.Sprint(got) != "[ALLOW User:bob READ PREFIXED us-east.ord]" {
 		t.Fatalf("after prune the target holds %q", got)
+	}
+}
+
+// A running replicate serves its flow's ACL sync in /status (acl_sync) and
+// mirrorctl_acl_revoked_bindings: 0 after the first sync, 1 naming the
+// binding once its source grant is revoked.
+func TestACLSyncStatusAndMetric(t *testing.T) {
+	e, src, _ := aclEnv(t, "sync.topic.acls.interval.seconds = 1\n")
+	ctx := testkit.Context(t)
+	e.CreateTopic(t, testkit.East, "orders", 1, nil)
+	alice := kadm.NewACLs().Allow("User:alice").AllowHosts("*").Topics("orders").Operations(kadm.OpRead).ResourcePatternType(kadm.ACLPatternLiteral)
+	mustCreateACL(ctx, t, src, alice)
+	mustCreateACL(ctx, t, src, kadm.NewACLs().Allow("User:alice").AllowHosts("*").Groups("billing").Operations(kadm.OpRead).ResourcePatternType(kadm.ACLPatternLiteral))
+	p := startProc(t, e, "replicate")
+	get := func(path string) string {
+		if p.metricsAddr() == "" {
+			return ""
+		}
+		cl := http.Client{Timeout: time.Second}
+		resp, err := cl.Get("http://" + p.metricsAddr() + path)
+		if err != nil {
+			return ""
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	gauge := `mirrorctl_acl_revoked_bindings{source="us-east",target="eu-west"} `
+	testkit.WaitFor(t, "the revoked gauge at 0", func() bool { return strings.Contains(get("/metrics"), gauge+"0\n") })
+	var st struct {
+		Flows []struct {
+			ACLSync *replicatecmd.FlowACLSync `json:"acl_sync"`
+		} `json:"flows"`
+	}
+	if err := json.Unmarshal([]byte(get("/status")), &st); err != nil || len(st.Flows) != 1 || st.Flows[0].ACLSync == nil {
+		t.Fatalf("/status: %+v %v", st, err)
+	}
+	if a := st.Flows[0].ACLSync; len(a.Planned) != 1 || len(a.Skipped) != 1 || a.Skipped[0].Reason != replicate.ACLSkipNotTopic {
+		t.Fatalf("/status acl_sync: planned %v skipped %v", a.Planned, a.Skipped)
+	}
+	if _, err := src.DeleteACLs(ctx, alice); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitFor(t, "the revoked gauge at 1", func() bool { return strings.Contains(get("/metrics"), gauge+"1\n") })
+	st.Flows = nil
+	if err := json.Unmarshal([]byte(get("/status")), &st); err != nil || len(st.Flows) != 1 || st.Flows[0].ACLSync == nil {
+		t.Fatalf("/status: %+v %v", st, err)
+	}
+	if r := st.Flows[0].ACLSync.Revoked; fmt.Sprint(r) != "[ALLOW User:alice READ TOPIC LITERAL us-east.orders host=*]" {
+		t.Fatalf("/status acl_sync.revoked = %v, want alice's copy", r)
 	}
 }
