@@ -442,4 +442,9 @@ mirrorctl_acl_revoked_bindings{source="us-east",target="eu-west"} 1
 			t.Errorf("/status lacks %s:\n%s", s, b)
 		}
 	}
+	// Leadership lost: the report is another process's now.
+	o.Leader("us-east", "eu-west", false)
+	if n := testutil.CollectAndCount(o, ACLRevokedBindings); n != 0 {
+		t.Fatalf("%d revoked-bindings series after leadership was lost, want none", n)
+	}
 }

@@ -330,10 +330,17 @@ func (o *Observer) TransactionEnded(source, target string, committed bool) {
 
 // Leader records whether this process leads the flow. It implements
 // replicate.Observer.
+//
+// A process that stops leading drops the flow's last ACL sync report: the
+// new leader's is the current one (mirrorctl_acl_revoked_bindings is then
+// absent here, not stale).
 func (o *Observer) Leader(source, target string, leading bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.leader[[2]string{source, target}] = leading
+	if !leading {
+		delete(o.acls, [2]string{source, target})
+	}
 }
 
 // ACLSync records a flow's last topic ACL sync: mirrorctl_acl_revoked_bindings
