@@ -27,7 +27,7 @@
 //	mirrorctl_partition_up            1 while this process copies the partition, 0 once a loss event stopped it (refused record, gap with auto.offset.reset=none, ...), per partition
 //	mirrorctl_records_skipped_total   source offsets that will not reach the target, per partition and reason (a replicate.LossKind: gap, recreated, target-recreated, refused); every partition starts at 0 for each reason
 //	mirrorctl_loss_events_total       loss events (replicate.LossEvent), per partition and reason, from 0 likewise
-//	mirrorctl_acl_revoked_bindings    target topic ACL bindings mirrorctl's ACL sync created whose source binding is gone and which are still on the target, per flow, as of the last sync; absent until a sync could tell (the target's ACLs and the ledger read)
+//	mirrorctl_acl_revoked_bindings    target topic ACL bindings mirrorctl's ACL sync created whose source binding is gone and which are still on the target, per flow, as of the last sync; absent until a sync could tell (the target's ACLs and the ledger read), and in a process that does not lead the flow
 //	mirrorctl_invalid_internal_records_total  checkpoints that could not be true (target offset outside the remote partition), never written or committed, per flow and kind (checkpoint, group-offset)
 //
 // Windowed values (rate, _min, _max, _avg) follow Kafka Metrics' defaults: 2
