@@ -486,6 +486,11 @@ func (b *builder) failover(cfg replicate.FlowConfig, fp string, topics, remotes,
 	b.addAll(tgt, fp, TypeTopic, prog, OpRead, "lag, failover --max-lag: ListOffsets and Fetch the mirror's progress (replicated offsets)")
 	hb := []resource{literal(cfg.Policy.HeartbeatsTopic())}
 	b.addAll(tgt, fp, TypeTopic, hb, OpRead, "lag: ListOffsets and Fetch heartbeats (heartbeat age)")
+	if t := cfg.MM2.OffsetsTopic; t != "" {
+		// lag/read.go: where MM2's Connect source offsets are ahead of the
+		// progress, the position comes from them.
+		b.addAll(tgt, fp, TypeTopic, []resource{literal(t)}, OpRead, "lag: ListOffsets and Fetch MM2's Connect source offsets (the flow's position where MM2 copies it)")
+	}
 	b.addAll(src, fp, TypeGroup, groups, OpDescribe, "translate, failover: FindCoordinator and OffsetFetch of the source group")
 	b.addAll(src, fp, TypeGroup, groups, OpDescribe, "lag: OffsetFetch of the groups with checkpoints")
 	b.addAll(src, fp, TypeGroup, groups, OpRead, "failover apply --type restore: OffsetCommit of the group on the source (DescribeGroups, OffsetFetch)")

@@ -114,6 +114,7 @@ func TestBuildFailoverPrincipal(t *testing.T) {
 	common := []string{
 		"eu-west heartbeats LITERAL READ",
 		"eu-west mirrorctl-progress.us-east.internal LITERAL READ",
+		"eu-west mm2-offsets.us-east.internal LITERAL READ", // lag reads MM2's Connect source offsets
 		"eu-west us-east.checkpoints.internal LITERAL READ",
 		"eu-west us-east.orders LITERAL READ",
 		"eu-west g LITERAL READ",
@@ -134,6 +135,7 @@ func TestBuildFailoverPrincipal(t *testing.T) {
 			"eu-west heartbeats LITERAL READ",
 			"eu-west mirrorctl-progress.us-east.internal LITERAL READ",
 			"eu-west mm2-offset-syncs.us-east.internal LITERAL READ",
+			"eu-west mm2-offsets.us-east.internal LITERAL READ",
 			"eu-west us-east.checkpoints.internal LITERAL READ",
 			"eu-west us-east.orders LITERAL READ",
 			"eu-west g LITERAL READ",
