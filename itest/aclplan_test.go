@@ -226,9 +226,17 @@ func aclProof(t *testing.T, loc string) {
 	}
 	t.Log(b.String())
 	for _, r := range results {
-		if r.op == "NONE" {
-			t.Errorf("binding %s is not needed: every operation succeeded without it", r.binding)
+		if r.op != "NONE" {
+			continue
 		}
+		if src, ok := syncRestores(base, r.binding); ok {
+			// The ACL sync renames the source's PREFIXED grant onto the
+			// remote topics (docs/sync-fidelity.md): removing the target
+			// binding proves nothing, the first sync puts it back.
+			t.Logf("binding %s: restored by sync.topic.acls from the source's %s", r.binding, src)
+			continue
+		}
+		t.Errorf("binding %s is not needed: every operation succeeded without it", r.binding)
 	}
 	if loc == replicate.LocationTarget {
 		for _, bd := range base.plan {
@@ -239,6 +247,27 @@ func aclProof(t *testing.T, loc string) {
 			}
 		}
 	}
+}
+
+// syncRestores reports whether the target binding tmpl (a template of the
+// base run) is what the flow's ACL sync makes of a PREFIXED topic binding
+// the plan gives the same principal on the source: the source's name under
+// the default policy's prefix, same operation (READ or DESCRIBE, which the
+// sync keeps). It returns that source binding's template.
+func syncRestores(base *aclRun, tmpl string) (string, bool) {
+	for _, b := range base.plan {
+		if base.template(b) != tmpl || b.Cluster != base.west || b.ResourceType != aclplan.TypeTopic ||
+			b.PatternType != aclplan.PatternPrefixed || (b.Operation != aclplan.OpRead && b.Operation != aclplan.OpDescribe) {
+			continue
+		}
+		for _, s := range base.plan {
+			if s.Cluster == base.east && s.Principal == b.Principal && s.ResourceType == aclplan.TypeTopic &&
+				s.PatternType == aclplan.PatternPrefixed && s.Operation == b.Operation && base.east+"."+s.ResourceName == b.ResourceName {
+				return base.template(s), true
+			}
+		}
+	}
+	return "", false
 }
 
 // newRun makes fresh names, writes the run's config and plans it.
