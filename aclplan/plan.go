@@ -444,7 +444,16 @@ func (b *builder) flow(f Flow) error {
 	}
 	if f.SyncTopicACLs {
 		b.addAll(src, p, TypeCluster, clusterRes, OpDescribe, "sync.topic.acls: DescribeAcls")
-		b.addAll(tgt, p, TypeCluster, clusterRes, OpAlter, "sync.topic.acls: CreateAcls")
+		alter := "sync.topic.acls: CreateAcls; DescribeAcls (ALTER implies DESCRIBE) to tell the bindings mirrorctl created from the target's own"
+		if cfg.SyncTopicACLsPrune {
+			alter += "; DeleteAcls of revoked bindings mirrorctl created (sync.topic.acls.prune)"
+		}
+		b.addAll(tgt, p, TypeCluster, clusterRes, OpAlter, alter)
+		// replicate/acltrack.go: the bindings the sync created, recorded.
+		ledger := []resource{literal(replicate.ACLLedgerTopic(cfg.Policy, src))}
+		b.addAll(tgt, p, TypeTopic, ledger, OpCreate, "sync.topic.acls: CreateTopics of the ACL ledger")
+		b.addAll(tgt, p, TypeTopic, ledger, OpWrite, "sync.topic.acls: Produce the bindings created (and tombstones of pruned ones)")
+		b.addAll(tgt, p, TypeTopic, ledger, OpRead, "sync.topic.acls: ListOffsets and Fetch the bindings mirrorctl created, to report revoked ones")
 		b.note(NoteWarning, cfg.Name(), "sync.topic.acls.enabled is on (MM2's default): %s gets CLUSTER ALTER on %s, "+
 			"which lets it create any ACL there, itself included; set %s->%s.sync.topic.acls.enabled = false to plan without it",
 			p, tgt, src, tgt)
@@ -477,6 +486,11 @@ func (b *builder) failover(cfg replicate.FlowConfig, fp string, topics, remotes,
 	b.addAll(tgt, fp, TypeTopic, prog, OpRead, "lag, failover --max-lag: ListOffsets and Fetch the mirror's progress (replicated offsets)")
 	hb := []resource{literal(cfg.Policy.HeartbeatsTopic())}
 	b.addAll(tgt, fp, TypeTopic, hb, OpRead, "lag: ListOffsets and Fetch heartbeats (heartbeat age)")
+	if t := cfg.MM2.OffsetsTopic; t != "" {
+		// lag/read.go: where MM2's Connect source offsets are ahead of the
+		// progress, the position comes from them.
+		b.addAll(tgt, fp, TypeTopic, []resource{literal(t)}, OpRead, "lag: ListOffsets and Fetch MM2's Connect source offsets (the flow's position where MM2 copies it)")
+	}
 	b.addAll(src, fp, TypeGroup, groups, OpDescribe, "translate, failover: FindCoordinator and OffsetFetch of the source group")
 	b.addAll(src, fp, TypeGroup, groups, OpDescribe, "lag: OffsetFetch of the groups with checkpoints")
 	b.addAll(src, fp, TypeGroup, groups, OpRead, "failover apply --type restore: OffsetCommit of the group on the source (DescribeGroups, OffsetFetch)")

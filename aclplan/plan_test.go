@@ -2,6 +2,7 @@ package aclplan
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"testing"
 
@@ -113,6 +114,7 @@ func TestBuildFailoverPrincipal(t *testing.T) {
 	common := []string{
 		"eu-west heartbeats LITERAL READ",
 		"eu-west mirrorctl-progress.us-east.internal LITERAL READ",
+		"eu-west mm2-offsets.us-east.internal LITERAL READ", // lag reads MM2's Connect source offsets
 		"eu-west us-east.checkpoints.internal LITERAL READ",
 		"eu-west us-east.orders LITERAL READ",
 		"eu-west g LITERAL READ",
@@ -133,6 +135,7 @@ func TestBuildFailoverPrincipal(t *testing.T) {
 			"eu-west heartbeats LITERAL READ",
 			"eu-west mirrorctl-progress.us-east.internal LITERAL READ",
 			"eu-west mm2-offset-syncs.us-east.internal LITERAL READ",
+			"eu-west mm2-offsets.us-east.internal LITERAL READ",
 			"eu-west us-east.checkpoints.internal LITERAL READ",
 			"eu-west us-east.orders LITERAL READ",
 			"eu-west g LITERAL READ",
@@ -281,5 +284,53 @@ func TestExactlyOnceBindings(t *testing.T) {
 		PatternType: PatternPrefixed, ResourceName: "g-", Operation: OpWrite, Permission: Allow}, "")
 	if !strings.Contains(line, "--transactional-id g- --resource-pattern-type prefixed") {
 		t.Fatalf("kafka-acls line %s", line)
+	}
+}
+
+// sync.topic.acls adds exactly: DESCRIBE on the source CLUSTER, ALTER on
+// the target CLUSTER (CreateAcls; DescribeAcls and, with prune, DeleteAcls
+// are implied by it) and CREATE, WRITE and READ on the ACL ledger topic on
+// the target; prune adds no binding, only its reason.
+func TestACLSyncBindings(t *testing.T) {
+	cfg := replicate.DefaultFlowConfig("us-east", "eu-west")
+	cfg.Topics.Include = filter.MustCompileList("topics", "orders")
+	build := func(sync, prune bool) []Binding {
+		c := cfg
+		c.SyncTopicACLsPrune = prune
+		plan, err := Build(Input{Principal: "User:mm2", Flows: []Flow{{FlowConfig: c, SyncTopicACLs: sync}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return plan.Bindings
+	}
+	off, on, prune := build(false, false), build(true, false), build(true, true)
+	have := map[string]bool{}
+	for _, b := range off {
+		have[b.key().String()] = true
+	}
+	var added []string
+	for _, b := range on {
+		if !have[b.key().String()] {
+			added = append(added, b.String())
+		}
+	}
+	want := []string{
+		"eu-west User:mm2 ALLOW ALTER CLUSTER LITERAL kafka-cluster",
+		"eu-west User:mm2 ALLOW CREATE TOPIC LITERAL mirrorctl-acls.us-east.internal",
+		"eu-west User:mm2 ALLOW READ TOPIC LITERAL mirrorctl-acls.us-east.internal",
+		"eu-west User:mm2 ALLOW WRITE TOPIC LITERAL mirrorctl-acls.us-east.internal",
+		"us-east User:mm2 ALLOW DESCRIBE CLUSTER LITERAL kafka-cluster",
+	}
+	sort.Strings(added)
+	if fmt.Sprint(added) != fmt.Sprint(want) {
+		t.Fatalf("sync.topic.acls adds %q, want %q", added, want)
+	}
+	if len(prune) != len(on) {
+		t.Fatalf("prune changes the binding count: %d, want %d", len(prune), len(on))
+	}
+	for _, b := range prune {
+		if b.ResourceType == TypeCluster && b.Cluster == "eu-west" && !strings.Contains(b.Reason, "DeleteAcls") {
+			t.Fatalf("with prune, the target CLUSTER ALTER does not say DeleteAcls: %s", b.Reason)
+		}
 	}
 }

@@ -64,6 +64,7 @@ type aclEnv struct {
 	westPlain  *kgo.Client
 	eastApp    *kadm.Client // the app user: the ACL sync operation
 	westApp    *kadm.Client
+	appOpts    []kgo.Opt // the app user's client options
 	eastSASL   string
 	westSASL   string
 	ca, appUsr string
@@ -121,6 +122,7 @@ func aclProof(t *testing.T, loc string) {
 	e.eastPlain = newClient(t, mustEnv(t, "MIRRORCTL_KAFKA_US_EAST"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	e.westPlain = newClient(t, mustEnv(t, "MIRRORCTL_KAFKA_EU_WEST"))
 	appOpts := append(saslOpts(t, app, appPW), kgo.RetryTimeout(10*time.Second))
+	e.appOpts = appOpts
 	e.eastApp = kadm.NewClient(newClient(t, e.eastSASL, appOpts...))
 	e.westApp = kadm.NewClient(newClient(t, e.westSASL, appOpts...))
 	e.foUsr = "ops-" + uniq(t)
@@ -224,9 +226,17 @@ func aclProof(t *testing.T, loc string) {
 	}
 	t.Log(b.String())
 	for _, r := range results {
-		if r.op == "NONE" {
-			t.Errorf("binding %s is not needed: every operation succeeded without it", r.binding)
+		if r.op != "NONE" {
+			continue
 		}
+		if src, ok := syncRestores(base, r.binding); ok {
+			// The ACL sync renames the source's PREFIXED grant onto the
+			// remote topics (docs/sync-fidelity.md): removing the target
+			// binding proves nothing, the first sync puts it back.
+			t.Logf("binding %s: restored by sync.topic.acls from the source's %s", r.binding, src)
+			continue
+		}
+		t.Errorf("binding %s is not needed: every operation succeeded without it", r.binding)
 	}
 	if loc == replicate.LocationTarget {
 		for _, bd := range base.plan {
@@ -237,6 +247,27 @@ func aclProof(t *testing.T, loc string) {
 			}
 		}
 	}
+}
+
+// syncRestores reports whether the target binding tmpl (a template of the
+// base run) is what the flow's ACL sync makes of a PREFIXED topic binding
+// the plan gives the same principal on the source: the source's name under
+// the default policy's prefix, same operation (READ or DESCRIBE, which the
+// sync keeps). It returns that source binding's template.
+func syncRestores(base *aclRun, tmpl string) (string, bool) {
+	for _, b := range base.plan {
+		if base.template(b) != tmpl || b.Cluster != base.west || b.ResourceType != aclplan.TypeTopic ||
+			b.PatternType != aclplan.PatternPrefixed || (b.Operation != aclplan.OpRead && b.Operation != aclplan.OpDescribe) {
+			continue
+		}
+		for _, s := range base.plan {
+			if s.Cluster == base.east && s.Principal == b.Principal && s.ResourceType == aclplan.TypeTopic &&
+				s.PatternType == aclplan.PatternPrefixed && s.Operation == b.Operation && base.east+"."+s.ResourceName == b.ResourceName {
+				return base.template(s), true
+			}
+		}
+	}
+	return "", false
 }
 
 // newRun makes fresh names, writes the run's config and plans it.
@@ -714,12 +745,15 @@ func opSyncACLs(ctx context.Context, e *aclEnv, r *aclRun) error {
 		_, _ = e.eastAdmin.DeleteACLs(ctx, kadm.NewACLs().Allow(probe).AllowHosts("*").Topics(r.topic).Operations(kadm.OpRead).ResourcePatternType(kadm.ACLPatternLiteral))
 		_, _ = e.westAdmin.DeleteACLs(ctx, kadm.NewACLs().Allow(probe).AllowHosts("*").Topics(r.remote).Operations(kadm.OpRead).ResourcePatternType(kadm.ACLPatternLiteral))
 	}()
-	var n int
+	// The ledger is read and written as the app user: its topic rights
+	// are part of the plan.
+	ledger := replicate.NewACLLedger(r.flow, &appClients{e: e, west: r.west}, false)
+	var rep replicate.ACLSyncReport
 	var err error
 	// The source authorizer may take a moment to list the new ACL.
 	for i := 0; i < 20; i++ {
-		n, err = replicate.SyncTopicACLs(ctx, r.flow, e.eastApp, e.westApp)
-		if err != nil || n > 0 {
+		rep, err = replicate.SyncTopicACLs(ctx, r.flow, e.eastApp, e.westApp, ledger)
+		if err != nil || len(rep.Created) > 0 {
 			break
 		}
 		time.Sleep(250 * time.Millisecond)
@@ -727,10 +761,60 @@ func opSyncACLs(ctx context.Context, e *aclEnv, r *aclRun) error {
 	if err != nil {
 		return err
 	}
-	if n != 1 {
-		return fmt.Errorf("ACL sync created %d bindings, want 1", n)
+	if len(rep.Created) != 1 || !rep.Tracked {
+		return fmt.Errorf("ACL sync created %d bindings (tracked %v: %s), want 1, tracked", len(rep.Created), rep.Tracked, rep.TrackingError)
 	}
-	return nil
+	recorded, err := ledger.Load(ctx)
+	if err != nil {
+		return err
+	}
+	// The replicate runs before recorded the copies of the app user's own
+	// source grants; the probe's copy must be there too.
+	for _, b := range recorded {
+		if b.Principal == probe && b.Name == r.remote {
+			return nil
+		}
+	}
+	return fmt.Errorf("the ACL ledger holds %v, not the probe's copy", recorded)
+}
+
+// appClients hands out the app user's clients on the harness's SASL_SSL
+// listeners (replicate.Clients), for the ACL ledger.
+type appClients struct {
+	e      *aclEnv
+	west   string     // the run's target alias; any other is the source
+	mu     sync.Mutex // guards admins
+	admins map[string]*kadm.Client
+}
+
+func (c *appClients) addr(alias string) string {
+	if alias == c.west {
+		return c.e.westSASL
+	}
+	return c.e.eastSASL
+}
+
+func (c *appClients) Client(alias string, _ replicate.ClientRole, extra ...kgo.Opt) (*kgo.Client, error) {
+	opts := append([]kgo.Opt{kgo.SeedBrokers(strings.Split(c.addr(alias), ",")...)}, c.e.appOpts...)
+	return kgo.NewClient(append(opts, extra...)...)
+}
+
+func (c *appClients) Admin(alias string) (*kadm.Client, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if a, ok := c.admins[alias]; ok {
+		return a, nil
+	}
+	cl, err := c.Client(alias, replicate.RoleAdmin)
+	if err != nil {
+		return nil, err
+	}
+	c.e.t.Cleanup(cl.Close)
+	if c.admins == nil {
+		c.admins = map[string]*kadm.Client{}
+	}
+	c.admins[alias] = kadm.NewClient(cl)
+	return c.admins[alias], nil
 }
 
 // mustEnvNoT is mustEnv for goroutines that may not fail the test: the

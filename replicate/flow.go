@@ -66,9 +66,13 @@ type FlowConfig struct {
 	SyncTopicConfigsInterval time.Duration // sync.topic.configs.interval.seconds, default 600s
 
 	// SyncTopicACLs is sync.topic.acls.enabled (default true): copy the
-	// source's LITERAL topic ACLs to the remote topics ([SyncTopicACLs]).
+	// source's topic ACLs to the remote topics ([SyncTopicACLs]).
 	SyncTopicACLs         bool
 	SyncTopicACLsInterval time.Duration // sync.topic.acls.interval.seconds, default 600s
+	// SyncTopicACLsPrune is sync.topic.acls.prune (mirrorctl's own,
+	// default false): delete the target bindings the ACL sync created
+	// whose source binding is gone ([SyncTopicACLs]).
+	SyncTopicACLsPrune bool
 
 	EmitOffsetSyncs              bool   // emit.offset-syncs.enabled, default true
 	OffsetSyncsTopicLocation     string // offset-syncs.topic.location: LocationSource (default) or LocationTarget

@@ -32,10 +32,10 @@ type flowRunner struct {
 	// them, and the leader writes none for a pair written there.
 	beats *onceBeats
 
-	leading          atomic.Bool
-	leaderChanges    atomic.Int64
-	rebalances       atomic.Int64
-	noAuthorizerSaid atomic.Bool
+	leading       atomic.Bool
+	leaderChanges atomic.Int64
+	rebalances    atomic.Int64
+	aclSaid       aclSaid
 
 	mu         sync.Mutex // guards self, ckpt, member, lease, membership and subscribed
 	self       Identity
@@ -44,6 +44,13 @@ type flowRunner struct {
 	lease      *groupMember
 	membership string
 	subscribed map[string]bool
+}
+
+// aclSaid is what the ACL sync already logged (syncACLs): that the source
+// has no authorizer, and the skipped bindings last listed.
+type aclSaid struct {
+	noAuthorizer atomic.Bool
+	skips        atomic.Pointer[string]
 }
 
 // flowEnv is what the parts of one flow in this process share: its

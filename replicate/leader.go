@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -416,18 +418,60 @@ func (fr *flowRunner) runRefresher(ctx context.Context) {
 
 // syncACLs runs one ACL sync; failures are logged, never fatal (MM2 logs
 // them too): the data path does not depend on it. A source without an
-// authorizer is said once, at info level, as MM2 does (KAFKA-14781).
+// authorizer is said once, at info level, as MM2 does (KAFKA-14781). The
+// source bindings left out are logged, each with its reason, at the first
+// sync and whenever they change; every revoked binding still on the target
+// is logged at every sync, as are pruned ones; the observer (an
+// [ACLObserver]) gets the report.
 func (fr *flowRunner) syncACLs(ctx context.Context) {
-	n, err := SyncTopicACLs(ctx, fr.cfg, fr.worker.io.src, fr.worker.io.tgt)
-	switch {
-	case errors.Is(err, ErrNoAuthorizer):
-		if !fr.noAuthorizerSaid.Swap(true) {
+	r, err := SyncTopicACLs(ctx, fr.cfg, fr.worker.io.src, fr.worker.io.tgt, NewACLLedger(fr.cfg, fr.clients, false))
+	if errors.Is(err, ErrNoAuthorizer) {
+		if !fr.aclSaid.noAuthorizer.Swap(true) {
 			fr.log.Info("topic ACL sync skipped: the source has no authorizer")
 		}
-	case err != nil && ctx.Err() == nil:
+		return
+	}
+	if err != nil && ctx.Err() == nil {
 		fr.log.Warn("topic ACL sync failed", "err", err)
-	case n > 0:
-		fr.log.Info("topic ACLs created on the target", "count", n)
+	}
+	if len(r.Planned) == 0 && len(r.Skipped) == 0 && err != nil {
+		return // the source was not read: nothing to report
+	}
+	fr.logACLReport(r)
+	if o, ok := fr.obs.(ACLObserver); ok {
+		o.ACLSync(fr.cfg.Source, fr.cfg.Target, r)
+	}
+}
+
+// logACLReport logs one ACL sync's report (see syncACLs).
+func (fr *flowRunner) logACLReport(r ACLSyncReport) {
+	said := fmt.Sprint(r.Skipped)
+	if prev := fr.aclSaid.skips.Swap(&said); (prev == nil || *prev != said) && len(r.Skipped) > 0 {
+		byReason := map[string]int{}
+		for _, s := range r.Skipped {
+			byReason[s.Reason]++
+			fr.log.Info("topic ACL binding not synced", "binding", s.Binding, "reason", s.Reason, "detail", s.Detail)
+		}
+		reasons := make([]string, 0, len(byReason))
+		for k, n := range byReason {
+			reasons = append(reasons, fmt.Sprintf("%s %d", k, n))
+		}
+		sort.Strings(reasons)
+		fr.log.Warn("source ACL bindings not synced to the target (each with its reason at -v, in /status and replicate --dry-run)",
+			"count", len(r.Skipped), "by_reason", strings.Join(reasons, ", "))
+	}
+	if r.TrackingError != "" {
+		fr.log.Warn("revoked topic ACLs cannot be tracked or pruned; bindings created as MM2 does", "err", r.TrackingError)
+	}
+	for _, b := range r.Revoked {
+		fr.log.Warn("topic ACL binding revoked on the source is still on the target (sync.topic.acls.prune = true removes it)",
+			"binding", b, "cluster", fr.cfg.Target)
+	}
+	for _, b := range r.Pruned {
+		fr.log.Warn("topic ACL binding pruned from the target: its source binding is gone", "binding", b, "cluster", fr.cfg.Target)
+	}
+	if len(r.Created) > 0 {
+		fr.log.Info("topic ACLs created on the target", "count", len(r.Created))
 	}
 }
 

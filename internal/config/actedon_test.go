@@ -71,7 +71,11 @@ func TestNotActedOn(t *testing.T) {
 
 		// Reverse checkpoints where nothing emits them.
 		{"b->a.mirrorctl.reverse.checkpoints.enabled = true", "b->a.mirrorctl.reverse.checkpoints.enabled", "the flow b->a is not enabled"},
+		// ACL pruning where no ACL sync runs.
+		{"b->a.sync.topic.acls.prune = true", "b->a.sync.topic.acls.prune", "the flow b->a is not enabled"},
 		// Acted on: no warning.
+		{"a->b.sync.topic.acls.prune = true", "", ""},
+		{"sync.topic.acls.prune = true", "", ""}, // top level: only enabled flows act
 		{"replication.policy.separator = _", "", ""},
 		{"replication.policy.internal.topic.separator.enabled = false", "", ""},
 		{"replication.policy.class = org.apache.kafka.connect.mirror.IdentityReplicationPolicy", "", ""},
@@ -139,7 +143,7 @@ var actedOnKeys = []string{
 	"sync.group.offsets.enabled", "sync.group.offsets.interval.seconds",
 	"refresh.topics.enabled", "refresh.topics.interval.seconds",
 	"sync.topic.configs.enabled", "sync.topic.configs.interval.seconds",
-	"sync.topic.acls.enabled", "sync.topic.acls.interval.seconds",
+	"sync.topic.acls.enabled", "sync.topic.acls.interval.seconds", KeySyncTopicACLsPrune,
 	"heartbeats.replication.enabled", "offset.flush.interval.ms",
 	// Classes: the default is what mirrorctl does; checkClass warns about
 	// (or, for the policy, refuses) any other.
@@ -240,6 +244,21 @@ func TestReverseCheckpointsNeedCheckpoints(t *testing.T) {
 		t.Fatalf("want 1 warning, got %v", c.Warnings)
 	}
 	if w := c.Warnings[0]; w.Line != 6 || w.Key != "a->b.mirrorctl.reverse.checkpoints.enabled" || !strings.Contains(w.Msg, "emit.checkpoints.enabled = false") {
+		t.Fatalf("warning = %q", w)
+	}
+}
+
+// TestACLPruneNeedsACLSync: sync.topic.acls.prune with the flow's ACL sync
+// off is warned about at the line that turns it on.
+func TestACLPruneNeedsACLSync(t *testing.T) {
+	c, err := Parse("m.properties", strings.NewReader(actedOnBase+"a->b.sync.topic.acls.enabled = false\na->b.sync.topic.acls.prune = true\n"), WithEnv(noEnv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Warnings) != 1 {
+		t.Fatalf("want 1 warning, got %v", c.Warnings)
+	}
+	if w := c.Warnings[0]; w.Line != 6 || w.Key != "a->b.sync.topic.acls.prune" || !strings.Contains(w.Msg, "sync.topic.acls.enabled = false") {
 		t.Fatalf("warning = %q", w)
 	}
 }

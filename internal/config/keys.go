@@ -89,19 +89,24 @@ var knownKeys = map[string]keyInfo{
 	"sync.topic.configs.interval.seconds":   {kind: kInt, def: "600"},
 	"sync.topic.acls.enabled":               {kind: kBool, def: "true"},
 	"sync.topic.acls.interval.seconds":      {kind: kInt, def: "600"},
-	"heartbeats.replication.enabled":        {kind: kBool, def: "true"},
-	"consumer.poll.timeout.ms":              {kind: kInt, def: "1000"},
-	"admin.timeout.ms":                      {kind: kInt, def: "60000"},
-	"topic.filter.class":                    {kind: kClass, def: classDefaultTopicFilter},
-	"group.filter.class":                    {kind: kClass, def: classDefaultGroupFilter},
-	"config.property.filter.class":          {kind: kClass, def: classDefaultConfigPropertyFilter},
-	"forwarding.admin.class":                {kind: kClass, def: classForwardingAdmin},
-	"metric.reporters":                      {kind: kString, def: "org.apache.kafka.common.metrics.JmxReporter"},
-	"use.incremental.alter.configs":         {kind: kEnum, def: "requested", enum: []string{"requested", "required", "never"}},
-	"add.source.alias.to.metrics":           {kind: kBool, def: "false"},
-	"offset.flush.interval.ms":              {kind: kInt, scope: scopeWorker, def: "60000"},
-	"exactly.once.source.support":           {kind: kEnum, scope: scopeWorker, def: "disabled", enum: []string{"disabled", "enabled", "preparing"}},
-	"dedicated.mode.enable.internal.rest":   {kind: kBool, scope: scopeTop, def: "false"},
+	// mirrorctl's own, though named in MM2's family: delete the target ACL
+	// bindings mirrorctl created whose source binding is gone
+	// (replicate/acltrack.go). Off by default: revoked grants are only
+	// reported.
+	KeySyncTopicACLsPrune:                 {kind: kBool, def: "false"},
+	"heartbeats.replication.enabled":      {kind: kBool, def: "true"},
+	"consumer.poll.timeout.ms":            {kind: kInt, def: "1000"},
+	"admin.timeout.ms":                    {kind: kInt, def: "60000"},
+	"topic.filter.class":                  {kind: kClass, def: classDefaultTopicFilter},
+	"group.filter.class":                  {kind: kClass, def: classDefaultGroupFilter},
+	"config.property.filter.class":        {kind: kClass, def: classDefaultConfigPropertyFilter},
+	"forwarding.admin.class":              {kind: kClass, def: classForwardingAdmin},
+	"metric.reporters":                    {kind: kString, def: "org.apache.kafka.common.metrics.JmxReporter"},
+	"use.incremental.alter.configs":       {kind: kEnum, def: "requested", enum: []string{"requested", "required", "never"}},
+	"add.source.alias.to.metrics":         {kind: kBool, def: "false"},
+	"offset.flush.interval.ms":            {kind: kInt, scope: scopeWorker, def: "60000"},
+	"exactly.once.source.support":         {kind: kEnum, scope: scopeWorker, def: "disabled", enum: []string{"disabled", "enabled", "preparing"}},
+	"dedicated.mode.enable.internal.rest": {kind: kBool, scope: scopeTop, def: "false"},
 	// mirrorctl's own: the flow's consumer group on the source, through
 	// which replicate processes share its partitions. The default,
 	// mirrorctl-<source>-<target>, is filled in per flow (buildFlow).
@@ -200,6 +205,13 @@ const KeyReverseCheckpoints = "mirrorctl.reverse.checkpoints.enabled"
 // whose warnings the operator acknowledges (mirrorctl's key, top level
 // only): they move from Config.Warnings to Config.Acknowledged.
 const KeyAcknowledged = "mirrorctl.warnings.acknowledged"
+
+// KeySyncTopicACLsPrune makes a flow's ACL sync delete the target bindings
+// it created whose source binding is gone (mirrorctl's key, default false;
+// MM2's ACL sync never deletes). It has no "mirrorctl." prefix: it
+// belongs with sync.topic.acls.enabled, and ownKeyDocs marks it as
+// mirrorctl's own.
+const KeySyncTopicACLsPrune = "sync.topic.acls.prune"
 
 // KeyProvenanceHeader makes a flow stamp every copy with the
 // mirrorctl-origin header (mirrorctl's key, default false).

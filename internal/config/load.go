@@ -698,7 +698,25 @@ func (l *loader) buildFlow(s, t string) *Flow {
 		}
 	}
 	l.checkReverseCheckpoints(f)
+	l.checkACLPrune(f)
 	return f
+}
+
+// checkACLPrune warns about sync.topic.acls.prune = true where it cannot be
+// acted on: a flow that is not enabled (set for that flow), or one whose
+// ACL sync is off (nothing is created, so nothing is pruned).
+func (l *loader) checkACLPrune(f *Flow) {
+	p := f.props[KeySyncTopicACLsPrune]
+	if p == nil || p.origin == OriginDefault || !f.Bool(KeySyncTopicACLsPrune) {
+		return
+	}
+	line, key := l.propPlace(f, KeySyncTopicACLsPrune)
+	switch {
+	case !f.Enabled && p.origin == OriginFlow:
+		l.warnf(line, key, "accepted but not acted on: the flow %s is not enabled, so it syncs no ACLs and prunes none", f.Name())
+	case f.Enabled && !f.Bool("sync.topic.acls.enabled"):
+		l.warnf(line, key, "not acted on with sync.topic.acls.enabled = false for %s: only the ACL sync prunes the bindings it created", f.Name())
+	}
 }
 
 // checkReverseCheckpoints warns about mirrorctl.reverse.checkpoints.enabled

@@ -25,6 +25,8 @@ var ownKeyDocs = map[string]string{
 	KeyMM2ConnectGroup:     "MM2's Connect worker group, looked at to refuse starting beside a running MM2",
 	KeyResumeUnknown:       "what a partition with no known resume point does when its remote partition holds records",
 	KeySourceRecreated:     "what a flow does with a source topic deleted and created again (a new topic ID)",
+	KeySyncTopicACLsPrune: "delete the target topic ACL bindings that mirrorctl's ACL sync created (recorded in mirrorctl-acls.<source>.internal on the target) " +
+		"whose source binding is gone; off, they are only reported (mirrorctl_acl_revoked_bindings, /status, log). MM2 never deletes ACLs",
 }
 
 // where says where a key is written, for the reference.
@@ -42,7 +44,7 @@ func (s scope) where() string {
 // with it.
 func status(k string) (string, string) {
 	switch {
-	case strings.HasPrefix(k, "mirrorctl."):
+	case strings.HasPrefix(k, "mirrorctl."), k == KeySyncTopicACLsPrune:
 		return "mirrorctl's own", ownKeyDocs[k]
 	case k == "source.cluster.alias" || k == "target.cluster.alias":
 		return "set from the flow", "MM2 sets it from each flow's aliases; a value written is ignored"

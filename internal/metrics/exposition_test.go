@@ -19,7 +19,8 @@ import (
 // richObserver returns an Observer with every kind of series: partitions of
 // two flows (one stopped by a loss event, one behind, label values with a
 // quote, a backslash and a newline), checkpoints, flows, a leader,
-// rebalances, invalid records, transactions and an unreachable cluster.
+// rebalances, invalid records, transactions, an unreachable cluster and
+// revoked ACL bindings.
 func richObserver(t testing.TB, partitions int) *Observer {
 	t.Helper()
 	now := time.Unix(1_700_000_000, 0)
@@ -47,6 +48,7 @@ func richObserver(t testing.TB, partitions int) *Observer {
 	o.TransactionEnded("us-east", "eu-west", false)
 	o.ClusterReachable("eu-west", false, now.Add(-time.Minute), fmt.Errorf("dial tcp: refused"))
 	o.ClusterReachable("us-east", true, now, nil)
+	o.ACLSync("us-east", "eu-west", replicate.ACLSyncReport{Tracked: true, Revoked: make([]replicate.ACLBinding, 2)})
 	return o
 }
 
@@ -80,6 +82,9 @@ func TestTextMatchesClientLibrary(t *testing.T) {
 			}
 		}
 		t.Fatalf("%d lines, want %d", len(gl), len(wl))
+	}
+	if !strings.Contains(got.String(), `mirrorctl_acl_revoked_bindings{source="us-east",target="eu-west"} 2`) {
+		t.Errorf("the revoked ACL bindings' series is missing:\n%s", got.String())
 	}
 	if !strings.Contains(got.String(), `mirrorctl_partition_up{partition="0",source="us-east",target="eu-west",topic="us-east.lost"} 0`) {
 		t.Errorf("the stopped partition's series is missing:\n%s", got.String())

@@ -13,6 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/mirrorctl/mirrorctl/replicate"
 )
 
@@ -404,5 +406,45 @@ mirrorctl_transactions_total{result="committed",source="us-east",target="eu-west
 `
 	if err := testutil.CollectAndCompare(o, strings.NewReader(want), Transactions); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A revoked grant shows in mirrorctl_acl_revoked_bindings and in /status
+// with the binding; a sync that could not read the target leaves the gauge
+// absent (unknown), never 0.
+func TestACLSyncReported(t *testing.T) {
+	o := New(nil)
+	o.FlowState("us-east", "eu-west", true)
+	o.FlowState("us-east", "ap-south", true)
+	revoked := replicate.ACLBinding{ResourceType: kmsg.ACLResourceTypeTopic, Pattern: kmsg.ACLResourcePatternTypeLiteral,
+		Name: "us-east.orders", Principal: "User:alice", Host: "*", Operation: kmsg.ACLOperationRead, Permission: kmsg.ACLPermissionTypeAllow}
+	skip := replicate.ACLSkip{Binding: revoked, Reason: replicate.ACLSkipAllowWrite, Detail: "ALLOW WRITE is never synced"}
+	o.ACLSync("us-east", "eu-west", replicate.ACLSyncReport{Flow: "us-east->eu-west", Tracked: true, Revoked: []replicate.ACLBinding{revoked}, Skipped: []replicate.ACLSkip{skip}})
+	o.ACLSync("us-east", "ap-south", replicate.ACLSyncReport{Flow: "us-east->ap-south", TrackingError: "describe ACLs on ap-south: CLUSTER_AUTHORIZATION_FAILED"})
+	want := `
+# HELP mirrorctl_acl_revoked_bindings Target topic ACL bindings mirrorctl's ACL sync created whose source binding is gone, still on the target at the last sync (sync.topic.acls.prune = true removes them)
+# TYPE mirrorctl_acl_revoked_bindings gauge
+mirrorctl_acl_revoked_bindings{source="us-east",target="eu-west"} 1
+`
+	if err := testutil.CollectAndCompare(o, strings.NewReader(want), ACLRevokedBindings); err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(o.Status())
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice := `{"resource_type":"TOPIC","pattern_type":"LITERAL","name":"us-east.orders","principal":"User:alice","host":"*","operation":"READ","permission":"ALLOW"}`
+	for _, s := range []string{
+		`"acl_sync":{"flow":"us-east-\u003eeu-west","planned":null,"created":null,"skipped":[{"binding":` + alice + `,"reason":"allow-write","detail":"ALLOW WRITE is never synced"}],"tracked":true,"revoked":[` + alice + `],"pruned":null}`,
+		`"tracked":false,"tracking_error":"describe ACLs on ap-south: CLUSTER_AUTHORIZATION_FAILED"`,
+	} {
+		if !strings.Contains(string(b), s) {
+			t.Errorf("/status lacks %s:\n%s", s, b)
+		}
+	}
+	// Leadership lost: the report is another process's now.
+	o.Leader("us-east", "eu-west", false)
+	if n := testutil.CollectAndCount(o, ACLRevokedBindings); n != 0 {
+		t.Fatalf("%d revoked-bindings series after leadership was lost, want none", n)
 	}
 }

@@ -27,6 +27,7 @@
 //	mirrorctl_partition_up            1 while this process copies the partition, 0 once a loss event stopped it (refused record, gap with auto.offset.reset=none, ...), per partition
 //	mirrorctl_records_skipped_total   source offsets that will not reach the target, per partition and reason (a replicate.LossKind: gap, recreated, target-recreated, refused); every partition starts at 0 for each reason
 //	mirrorctl_loss_events_total       loss events (replicate.LossEvent), per partition and reason, from 0 likewise
+//	mirrorctl_acl_revoked_bindings    target topic ACL bindings mirrorctl's ACL sync created whose source binding is gone and which are still on the target, per flow, as of the last sync; absent until a sync could tell (the target's ACLs and the ledger read), and in a process that does not lead the flow
 //	mirrorctl_invalid_internal_records_total  checkpoints that could not be true (target offset outside the remote partition), never written or committed, per flow and kind (checkpoint, group-offset)
 //
 // Which process exports what, when several replicate processes share a
@@ -103,6 +104,7 @@ const (
 	InvalidInternal      = "mirrorctl_invalid_internal_records_total"
 	Transactions         = "mirrorctl_transactions_total"
 	ClusterReachable     = "mirrorctl_cluster_reachable"
+	ACLRevokedBindings   = "mirrorctl_acl_revoked_bindings"
 	suffixMin, suffixMax = "_min", "_max"
 	suffixAvg            = "_avg"
 	helpWindow           = " (Kafka Metrics window: 2 samples x 30 s)"
@@ -139,6 +141,7 @@ var (
 	dInvalid     = desc(InvalidInternal, "Internal records (checkpoints, group offsets from them) whose target offset the remote partition cannot hold; counted, never acted on", []string{"source", "target", "kind"})
 	dLossEvents  = desc(LossEvents, "Loss events of the partition (records that will not reach the target, or a stop), by reason", lossLabels)
 	dReachable   = desc(ClusterReachable, "1 while this process's probes of the cluster (every 5 s, at most 5 s each) succeed, 0 from the first failed probe until one succeeds", []string{"cluster"})
+	dACLRevoked  = desc(ACLRevokedBindings, "Target topic ACL bindings mirrorctl's ACL sync created whose source binding is gone, still on the target at the last sync (sync.topic.acls.prune = true removes them)", flowLabels)
 	dTxn         = desc(Transactions, "Exactly-once target transactions this process's partition tasks ended, committed or aborted (fenced ones included)", []string{"source", "target", "result"})
 )
 
@@ -159,8 +162,9 @@ type Observer struct {
 	inval  map[[3]string]int64
 	txns   map[[3]string]int64
 	member func() []replicate.FlowStatus
-	reach  map[string]reachState // by cluster alias
-	grace  time.Duration         // how long a cluster may be unreachable before /readyz fails
+	acls   map[[2]string]replicate.ACLSyncReport // the last ACL sync's report, per flow
+	reach  map[string]reachState                 // by cluster alias
+	grace  time.Duration                         // how long a cluster may be unreachable before /readyz fails
 }
 
 // reachState is one cluster's reachability (replicate.ReachabilityObserver).
@@ -179,6 +183,7 @@ var (
 	_ replicate.Observer             = (*Observer)(nil)
 	_ replicate.TransactionObserver  = (*Observer)(nil)
 	_ replicate.ReachabilityObserver = (*Observer)(nil)
+	_ replicate.ACLObserver          = (*Observer)(nil)
 	_ replicate.PartitionCloser      = (*Partition)(nil)
 )
 
@@ -198,6 +203,7 @@ func New(now func() time.Time) *Observer {
 		rebal:  make(map[[3]string]int64),
 		inval:  make(map[[3]string]int64),
 		txns:   make(map[[3]string]int64),
+		acls:   make(map[[2]string]replicate.ACLSyncReport),
 		reach:  make(map[string]reachState),
 		grace:  DefaultUnreachableGrace,
 	}
@@ -347,7 +353,9 @@ func (o *Observer) TransactionEnded(source, target string, committed bool) {
 // processes counts each group and partition once, and a former leader's
 // checkpoint age does not grow into a false alert. MM2 likewise closes a
 // checkpoint task's metrics when Connect moves the task
-// (MirrorCheckpointTask.stop).
+// (MirrorCheckpointTask.stop). It drops the flow's last ACL sync report
+// too: the new leader's is the current one (mirrorctl_acl_revoked_bindings
+// is then absent here, not stale).
 func (o *Observer) Leader(source, target string, leading bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -355,6 +363,7 @@ func (o *Observer) Leader(source, target string, leading bool) {
 	if leading {
 		return
 	}
+	delete(o.acls, [2]string{source, target})
 	for k := range o.ckpts {
 		if k[0] == source && k[1] == target {
 			delete(o.ckpts, k)
@@ -365,6 +374,14 @@ func (o *Observer) Leader(source, target string, leading bool) {
 			delete(o.groups, k)
 		}
 	}
+}
+
+// ACLSync records a flow's last topic ACL sync: mirrorctl_acl_revoked_bindings
+// and the flow's acl_sync in /status. It implements replicate.ACLObserver.
+func (o *Observer) ACLSync(source, target string, r replicate.ACLSyncReport) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.acls[[2]string{source, target}] = r
 }
 
 // SetMembership sets where /status reads each flow's membership (which
@@ -535,6 +552,10 @@ type FlowStatus struct {
 	// Membership says who this process is in the flow's groups; absent
 	// when the engine does not report it.
 	Membership *replicate.FlowStatus `json:"membership,omitempty"`
+	// ACLSync is the last topic ACL sync this process ran for the flow (as
+	// its leader): the bindings planned, created, skipped with their
+	// reasons, revoked and pruned; absent before the first.
+	ACLSync *replicate.ACLSyncReport `json:"acl_sync,omitempty"`
 }
 
 // Status is the /status document.
@@ -711,6 +732,10 @@ func (o *Observer) Status() Status {
 	for k := range o.flows {
 		flow(k)
 	}
+	for k, r := range o.acls {
+		r := r
+		flow(k).ACLSync = &r
+	}
 	parts := make([]*Partition, 0, len(o.parts))
 	for _, p := range o.parts {
 		parts = append(parts, p)
@@ -773,7 +798,7 @@ func (o *Observer) Status() Status {
 
 // Describe implements prometheus.Collector.
 func (o *Observer) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{dRecordCount, dRecordRate, dByteCount, dByteRate, dBehind, dCkAge, dFlowUp, dLeader, dRebalance, dPartUp, dSkipped, dLossEvents, dInvalid, dTxn, dReachable} {
+	for _, d := range []*prometheus.Desc{dRecordCount, dRecordRate, dByteCount, dByteRate, dBehind, dCkAge, dFlowUp, dLeader, dRebalance, dPartUp, dSkipped, dLossEvents, dInvalid, dTxn, dReachable, dACLRevoked} {
 		ch <- d
 	}
 	for _, s := range []statDescs{dRecordAge, dLatency, dCkLatency} {
@@ -857,6 +882,11 @@ func (o *Observer) series(emit emitFunc, sorted bool) {
 	for k := range o.flows {
 		for _, kind := range []string{"checkpoint", "group-offset"} {
 			counters = append(counters, labelled{dInvalid, float64(o.inval[[3]string{k[0], k[1], kind}]), []string{k[0], k[1], kind}})
+		}
+	}
+	for k, r := range o.acls {
+		if r.Tracked {
+			other = append(other, labelled{dACLRevoked, float64(len(r.Revoked)), []string{k[0], k[1]}})
 		}
 	}
 	for k, n := range o.txns {

@@ -35,6 +35,7 @@ func FlowConfig(cfg *config.Config, f *config.Flow) replicate.FlowConfig {
 	fc.SyncTopicConfigsInterval = seconds("sync.topic.configs.interval.seconds")
 	fc.SyncTopicACLs = f.Bool("sync.topic.acls.enabled")
 	fc.SyncTopicACLsInterval = seconds("sync.topic.acls.interval.seconds")
+	fc.SyncTopicACLsPrune = f.Bool(config.KeySyncTopicACLsPrune)
 	fc.EmitOffsetSyncs = f.Bool("emit.offset-syncs.enabled")
 	fc.OffsetSyncsTopicLocation = strings.ToLower(f.String("offset-syncs.topic.location"))
 	fc.OffsetSyncsReplicationFactor = int16(f.Int("offset-syncs.topic.replication.factor"))

@@ -64,6 +64,8 @@ func TestFlowConfigActsOnKeys(t *testing.T) {
 		"sync.topic.configs.interval.seconds = 5",
 		"sync.topic.acls.enabled = false",
 		"sync.topic.acls.interval.seconds = 5",
+		"sync.topic.acls.prune = true",
+		"a->b.sync.topic.acls.prune = true",
 		"heartbeats.replication.enabled = false",
 		"b.offset.flush.interval.ms = 5000",
 		"a.consumer.isolation.level = read_uncommitted",

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/mirrorctl/mirrorctl/internal/cli/cmdutil"
 	"github.com/mirrorctl/mirrorctl/internal/config"
@@ -202,6 +203,20 @@ type PlanResult struct {
 	// InternalTopics are, per flow, the internal topics the run would read
 	// and write, by name (replicate.InternalTopic).
 	InternalTopics []replicate.InternalTopic `json:"internal_topics"`
+	// ACLSync is, per flow with sync.topic.acls.enabled, what its topic ACL
+	// sync would do now (replicate.PlanACLSync): the target bindings it
+	// would create, every source binding it leaves out with the reason,
+	// and the revoked bindings it would report or prune.
+	ACLSync []FlowACLSync `json:"acl_sync"`
+}
+
+// FlowACLSync is one flow's planned topic ACL sync, or why it is unknown.
+type FlowACLSync struct {
+	replicate.ACLSyncReport
+	// NoAuthorizer is true when the source has no authorizer: there are
+	// no ACLs to sync (MM2 skips the sync then too).
+	NoAuthorizer bool   `json:"no_authorizer,omitempty"`
+	Error        string `json:"error,omitempty"`
 }
 
 // FlowResume is one flow's resume points (replicate.PlanResume) and what
@@ -460,7 +475,7 @@ func onceProgress(ctx context.Context, opts *ReplicateOptions, m *replicate.Mirr
 
 func dryRun(ctx context.Context, opts *ReplicateOptions, flows []replicate.FlowConfig, clients replicate.Clients) error {
 	res := PlanResult{Envelope: output.NewEnvelope(), Flows: []*replicate.Plan{}, Members: []FlowMembers{}, Resume: []FlowResume{}, LimitDifferences: []replicate.LimitDifference{},
-		InternalTopics: []replicate.InternalTopic{}, TimestampRefusals: []replicate.TimestampRefusal{}}
+		InternalTopics: []replicate.InternalTopic{}, TimestampRefusals: []replicate.TimestampRefusal{}, ACLSync: []FlowACLSync{}}
 	cfg, err := opts.Config()
 	if err != nil {
 		return err
@@ -498,6 +513,9 @@ func dryRun(ctx context.Context, opts *ReplicateOptions, flows []replicate.FlowC
 			cmdutil.Warnf(opts.IO, "flow %s: topic limits not compared: %v", f.Name(), err)
 		}
 		res.LimitDifferences = append(res.LimitDifferences, diffs...)
+		if f.SyncTopicACLs {
+			res.ACLSync = append(res.ACLSync, planACLSync(ctx, f, clients, src, tgt))
+		}
 		fm := FlowMembers{Flow: f.Name(), TasksMax: f.TasksMax, Delivery: f.Delivery(), SourceIsolation: f.SourceIsolation()}
 		if f.ExactlyOnce {
 			fm.TransactionalIDs = f.GroupID + "-<topic>-<partition>"
@@ -532,6 +550,7 @@ func dryRun(ctx context.Context, opts *ReplicateOptions, flows []replicate.FlowC
 	if opts.Output() == output.FormatJSON {
 		return output.WriteJSON(opts.IO.Out, res)
 	}
+	printACLSync(opts, res.ACLSync)
 	for _, d := range res.LimitDifferences {
 		cmdutil.Warnf(opts.IO, "%s -> %s: %s is %s on the target, %s on the source: %s", d.Topic, d.RemoteTopic, d.Key, d.Target, d.Source, d.Effect)
 	}
@@ -642,6 +661,54 @@ func dryRun(ctx context.Context, opts *ReplicateOptions, flows []replicate.FlowC
 		}
 	}
 	return rt.Render(opts.IO, opts.Output())
+}
+
+// planACLSync is the flow's topic ACL sync as it would run now, read-only.
+func planACLSync(ctx context.Context, f replicate.FlowConfig, clients replicate.Clients, src, tgt *kadm.Client) FlowACLSync {
+	r, err := replicate.PlanACLSync(ctx, f, src, tgt, replicate.NewACLLedger(f, clients, true))
+	out := FlowACLSync{ACLSyncReport: r}
+	switch {
+	case errors.Is(err, replicate.ErrNoAuthorizer):
+		out.NoAuthorizer = true
+	case err != nil:
+		out.Error = err.Error()
+	}
+	return out
+}
+
+// printACLSync says on stderr what each flow's topic ACL sync would do:
+// every source binding left out with its reason, the bindings it would
+// create, and the revoked ones it would report or prune.
+func printACLSync(opts *ReplicateOptions, syncs []FlowACLSync) {
+	for _, a := range syncs {
+		if a.NoAuthorizer {
+			cmdutil.Notef(opts.IO, "flow %s: topic ACL sync: %s has no authorizer, so there are no ACLs to sync", a.Flow, flowSource(a.Flow))
+			continue
+		}
+		if a.Error != "" {
+			cmdutil.Warnf(opts.IO, "flow %s: topic ACL sync: %s", a.Flow, a.Error)
+			continue
+		}
+		for _, s := range a.Skipped {
+			cmdutil.Notef(opts.IO, "flow %s: topic ACL binding not synced (%s): %s: %s", a.Flow, s.Reason, s.Binding, s.Detail)
+		}
+		cmdutil.Notef(opts.IO, "flow %s: topic ACL sync: %d target bindings from the source, %d to create", a.Flow, len(a.Planned), len(a.Created))
+		if a.TrackingError != "" {
+			cmdutil.Warnf(opts.IO, "flow %s: revoked topic ACLs cannot be tracked or pruned: %s", a.Flow, a.TrackingError)
+		}
+		for _, b := range a.Revoked {
+			cmdutil.Warnf(opts.IO, "flow %s: revoked on the source, still on the target: %s (sync.topic.acls.prune = true removes it)", a.Flow, b)
+		}
+		for _, b := range a.Pruned {
+			cmdutil.Warnf(opts.IO, "flow %s: revoked on the source, would be pruned from the target: %s", a.Flow, b)
+		}
+	}
+}
+
+// flowSource returns the source alias of the flow named "source->target".
+func flowSource(flow string) string {
+	src, _, _ := strings.Cut(flow, "->")
+	return src
 }
 
 // resumeSummary counts resume points by source, and the records copied
