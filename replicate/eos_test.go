@@ -135,3 +135,32 @@ func TestExactlyOnceHonoursRemoteTopicLimits(t *testing.T) {
 		t.Fatalf("progress %v, want 3001: a restart after the fix resumes at the refused record", next)
 	}
 }
+
+// TestTaskProducersPushNoMetricsByDefault: an exactly-once task's
+// transactional producer pushes no client metrics (KIP-714) unless the flow
+// says so; the flow's shared data producer keeps the cluster's setting.
+func TestTaskProducersPushNoMetricsByDefault(t *testing.T) {
+	p := newClusterPair(t)
+	for _, push := range []bool{false, true} {
+		f := eosFlow()
+		f.TaskMetricsPush = push
+		w := &worker{flowEnv: flowEnv{cfg: f, clients: p.Clients}}
+		w.io.limits = &limitsCache{}
+		tx, err := w.dataProducer("tx-metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := w.dataProducer("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tx.OptValue(kgo.DisableClientMetrics); got != !push {
+			t.Errorf("TaskMetricsPush %v: task producer DisableClientMetrics = %v, want %v", push, got, !push)
+		}
+		if got := data.OptValue(kgo.DisableClientMetrics); got != false {
+			t.Errorf("TaskMetricsPush %v: data producer DisableClientMetrics = %v, want false", push, got)
+		}
+		tx.Close()
+		data.Close()
+	}
+}

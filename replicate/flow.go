@@ -176,6 +176,15 @@ type FlowConfig struct {
 	// (mirrorctl.transaction.interval.ms, default 200 ms): what a
 	// read_committed consumer of the target waits, at most, past the copy.
 	TransactionInterval time.Duration
+	// TaskMetricsPush lets the exactly-once tasks' transactional producers
+	// push client metrics to the target (KIP-714). Default false: there is
+	// one such producer per partition, and on a broker that subscribes
+	// clients to metrics each would keep its own compressor and push on its
+	// own schedule (at 1,000 partitions on the embedded broker, two thirds
+	// of the process's memory and 40% of its time). The flow's other
+	// clients push as the cluster's settings say. Set from the target's
+	// producer enable.metrics.push = true, stated explicitly.
+	TaskMetricsPush bool
 
 	// StopOnGap (source consumer auto.offset.reset=none) stops a partition
 	// whose next records were deleted before they were copied (retention,

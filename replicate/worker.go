@@ -106,11 +106,16 @@ func newWorker(env flowEnv) *worker {
 // (kgo dates a record from its timestamp, and copies keep the source's, so
 // a delivery.timeout.ms would fail every record older than it at once),
 // and batches capped at the remote topic's max.message.bytes (limits.go).
+// A task's transactional producer pushes no client metrics unless
+// FlowConfig.TaskMetricsPush says so.
 func (w *worker) dataProducer(txnID string) (*kgo.Client, error) {
 	opts := []kgo.Opt{kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RecordDeliveryTimeout(0),
 		kgo.ProducerBatchMaxBytesFn(w.io.limits.batchMaxBytes)}
 	if txnID != "" {
 		opts = append(opts, kgo.TransactionalID(txnID), kgo.ConcurrentTransactionsBackoff(5*time.Millisecond))
+		if !w.cfg.TaskMetricsPush {
+			opts = append(opts, kgo.DisableClientMetrics()) // FlowConfig.TaskMetricsPush
+		}
 	} else {
 		opts = append(opts, kgo.WithHooks(writeHook{w})) // freeze.go
 	}

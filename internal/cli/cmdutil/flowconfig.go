@@ -19,6 +19,9 @@ import (
 // (replicate.FlowConfig.StopOnGap) instead of copying on from the log
 // start. A source consumer override isolation.level=read_uncommitted makes
 // the data path copy uncommitted records (the default is read_committed).
+// The target's producer enable.metrics.push = true, stated, makes the
+// exactly-once tasks' producers push client metrics too
+// (replicate.FlowConfig.TaskMetricsPush).
 func FlowConfig(cfg *config.Config, f *config.Flow) replicate.FlowConfig {
 	seconds := func(key string) time.Duration { return time.Duration(f.Int(key)) * time.Second }
 	fc := replicate.DefaultFlowConfig(f.Source, f.Target)
@@ -73,6 +76,10 @@ func FlowConfig(cfg *config.Config, f *config.Flow) replicate.FlowConfig {
 	}
 	if v := f.String(config.KeyResumeUnknown); v != "" {
 		fc.MM2.WhenUnknown = v
+	}
+	if cl, ok := cfg.Cluster(f.Target); ok {
+		push := strings.TrimSpace(cl.ClientProps(config.RoleProducer)["enable.metrics.push"])
+		fc.TaskMetricsPush = strings.EqualFold(push, "true")
 	}
 	if cl, ok := cfg.Cluster(f.Source); ok {
 		if ms, err := strconv.Atoi(cl.ClientProps(config.RoleConsumer)["session.timeout.ms"]); err == nil && ms > 0 {

@@ -73,6 +73,8 @@ func TestFlowConfigActsOnKeys(t *testing.T) {
 		"a->b.mirrorctl.transaction.interval.ms = 500",
 		"a.consumer.heartbeat.interval.ms = 500",
 		"consumer.isolation.level = READ_UNCOMMITTED",
+		"b.producer.enable.metrics.push = true",
+		"producer.enable.metrics.push = TRUE",
 	}
 	for _, line := range actedOn {
 		if got := flowConfigOf(t, line+"\n"); reflect.DeepEqual(got, base) {
@@ -121,6 +123,26 @@ func TestSourceIsolationLevel(t *testing.T) {
 	} {
 		if got := flowConfigOf(t, c.extra).ReadUncommitted; got != c.want {
 			t.Errorf("%q: ReadUncommitted %v, want %v", c.extra, got, c.want)
+		}
+	}
+}
+
+// TestTaskMetricsPush: the exactly-once tasks' producers push client
+// metrics only when the target's producer enable.metrics.push is stated
+// true; the source's setting and the default leave them quiet.
+func TestTaskMetricsPush(t *testing.T) {
+	for _, c := range []struct {
+		extra string
+		want  bool
+	}{
+		{"", false},
+		{"b.producer.enable.metrics.push = true\n", true},
+		{"producer.enable.metrics.push = true\nb.producer.enable.metrics.push = false\n", false},
+		{"a.producer.enable.metrics.push = true\n", false},
+		{"b.consumer.enable.metrics.push = true\n", false},
+	} {
+		if got := flowConfigOf(t, c.extra).TaskMetricsPush; got != c.want {
+			t.Errorf("%q: TaskMetricsPush %v, want %v", c.extra, got, c.want)
 		}
 	}
 }
