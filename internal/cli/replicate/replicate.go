@@ -34,6 +34,10 @@ type ReplicateOptions struct {
 	Flows  []string // --flow A->B, repeatable; default: every enabled flow
 	DryRun bool
 	Once   bool
+	// Timeout is --timeout: with Once, how long the run may copy before it
+	// stops as if interrupted (position saved within the stop budget) and
+	// fails naming the partitions short of their end; 0 is no limit.
+	Timeout time.Duration
 	// MetricsAddr is --metrics-addr: serve Prometheus metrics, /healthz,
 	// /readyz and /status on this host:port while replicating; "" is off.
 	MetricsAddr string
@@ -87,7 +91,9 @@ func NewCmdReplicate(f *cmdutil.Factory, runF func(*ReplicateOptions) error) *co
 			"partitions back at once instead of after session.timeout.ms.\n\n" +
 			"EXIT STATUS\n\n" +
 			"  0    done (--once, --dry-run) or stopped cleanly\n" +
-			"  1    a flow could not run (network, broker, I/O; the error names the cause)\n" +
+			"  1    a flow could not run (network, broker, I/O; the error names the cause),\n" +
+			"       or --once did not finish within --timeout (the partitions short of\n" +
+			"       their end are named)\n" +
 			"  2    bad flags or an invalid mm2.properties, also two aliases of one cluster\n" +
 			"       (same cluster ID) or flows that would write one remote topic\n" +
 			"  3    records did not reach the target: a gap, a recreated topic, or a record\n" +
@@ -107,6 +113,12 @@ func NewCmdReplicate(f *cmdutil.Factory, runF func(*ReplicateOptions) error) *co
 			default:
 				return cmdutil.FlagErrorf("--resume-unknown %q: want refuse, log-start or log-end", opts.ResumeUnknown)
 			}
+			if cmd.Flags().Changed("timeout") && (!opts.Once || opts.Timeout < 100*time.Millisecond) {
+				if !opts.Once {
+					return cmdutil.FlagErrorf("--timeout needs --once (a continuous mirror runs until stopped)")
+				}
+				return cmdutil.FlagErrorf("--timeout %s: want at least 100ms", opts.Timeout)
+			}
 			if opts.StopBudget < 0 || cmd.Flags().Changed("stop-budget") && opts.StopBudget < 100*time.Millisecond {
 				return cmdutil.FlagErrorf("--stop-budget %s: want at least 100ms", opts.StopBudget)
 			}
@@ -119,6 +131,7 @@ func NewCmdReplicate(f *cmdutil.Factory, runF func(*ReplicateOptions) error) *co
 	cmd.Flags().StringArrayVar(&opts.Flows, "flow", nil, "Run only this `source->target` flow (repeatable)")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "Print the topic plan per flow and change nothing")
 	cmd.Flags().BoolVar(&opts.Once, "once", false, "Copy what the sources hold now, then exit")
+	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 0, "With --once: stop after this `duration` (position saved, as when interrupted) and exit 1 naming the partitions short of their end; default no limit")
 	cmd.Flags().StringVar(&opts.ResumeUnknown, "resume-unknown", "", "For a partition with no progress, no MM2 offset and no offset sync whose remote partition holds records: refuse (do not start the flow), log-start (copy again) or log-end (skip what the source holds); default: mirrorctl.resume.unknown, else refuse")
 	cmd.Flags().BoolVar(&opts.IgnoreLiveMM2, "ignore-live-mm2", false, "Start even when MirrorMaker 2 still seems to run the flow (Connect group members, fresh MM2 heartbeats)")
 	cmd.Flags().StringVar(&opts.InstanceID, "instance-id", "", "This process's group.instance.id in the flows' groups (static membership); none for dynamic (default $MIRRORCTL_INSTANCE_ID, then mirrorctl.instance.id, then <hostname>-<slot>)")
@@ -360,8 +373,18 @@ func runReplicate(ctx context.Context, opts *ReplicateOptions) error {
 	case hwms != nil:
 		stopProgress = liveStatus(ctx, output.NewStatusLine(opts.IO), m, hwms)
 	}
-	runErr := m.Run(ctx)
+	runCtx := ctx
+	if opts.Once && opts.Timeout > 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeoutCause(ctx, opts.Timeout, errOnceTimeout)
+		defer cancel()
+	}
+	runErr := m.Run(runCtx)
 	stopProgress()
+	timedOut := ctx.Err() == nil && errors.Is(context.Cause(runCtx), errOnceTimeout)
+	if timedOut {
+		runErr = errors.Join(onceTimeoutError(opts.Timeout, m.Stats()), runErr)
+	}
 	if cerr := identityConfigError(cfg, runErr); cerr != nil {
 		return cerr // refused before anything ran: nothing to render
 	}
@@ -377,12 +400,46 @@ func runReplicate(ctx context.Context, opts *ReplicateOptions) error {
 		}
 		return ctx.Err() // interrupted: exit 130 after the position was saved
 	}
+	if timedOut {
+		return runErr // exit 1: the run did less than asked, for want of time
+	}
 	if lossOnly(runErr) {
 		// Records that will not reach the target (each error names its
 		// topic, partition and offsets): the run did less than asked.
 		return &cmdutil.CheckFailedError{Err: runErr}
 	}
 	return runErr
+}
+
+// errOnceTimeout is the cause of a --once run's context when --timeout
+// ends it.
+var errOnceTimeout = errors.New("--once timeout")
+
+// onceTimeoutError says that a --once run stopped at its --timeout and
+// names the partitions this process copied short of their end offset at the
+// run's start (source offsets acknowledged against that end), at most ten.
+// Partitions that never ran here are left out: their owner reports them.
+func onceTimeoutError(timeout time.Duration, stats []replicate.PartitionStats) error {
+	var short []string
+	for _, s := range stats {
+		if s.End < 0 || s.State == replicate.TaskElsewhere {
+			continue
+		}
+		if at := max(s.Acked, s.Start); at < s.End {
+			short = append(short, fmt.Sprintf("%s %s[%d] at %d of %d", s.Flow, s.Topic, s.Partition, at, s.End))
+		}
+	}
+	sort.Strings(short)
+	msg := fmt.Sprintf("--once did not finish within --timeout %s", timeout)
+	switch n := len(short); {
+	case n == 0:
+		msg += " (every partition of this process reached its end; the run was still writing its progress, offset syncs or checkpoints)"
+	case n > 10:
+		msg += fmt.Sprintf(": %d partitions short of their end: %s and %d more", n, strings.Join(short[:10], ", "), n-10)
+	default:
+		msg += fmt.Sprintf(": %s short of their end: %s", cmdutil.Plural(n, "partition", "partitions"), strings.Join(short, ", "))
+	}
+	return errors.New(msg + "; the position was saved, the next run resumes there")
 }
 
 // stopBudget is --stop-budget, else mirrorctl.stop.budget.ms (validated by
