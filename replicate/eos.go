@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -162,6 +164,9 @@ func CheckTransactions(ctx context.Context, cfg FlowConfig, tgt *kadm.Client) er
 // fences the id's previous epoch (InitProducerID), in parallel. It runs
 // before the progress is read: see the comment at the top.
 func (e exactlyOnce) attach(ctx context.Context, batch []*task) error {
+	if err := e.checkOpenFiles(batch); err != nil {
+		return err
+	}
 	var (
 		mu   sync.Mutex
 		errs []error
@@ -185,8 +190,39 @@ func (e exactlyOnce) attach(ctx context.Context, batch []*task) error {
 		}()
 	}
 	wg.Wait()
+	if len(errs) > 5 { // one per partition: keep the log line readable
+		errs = append(errs[:5], fmt.Errorf("and %d more transactional ids", len(errs)-5))
+	}
 	return errors.Join(errs...)
 }
+
+// connsPerTxProducer is the fewest connections a task's transactional
+// producer opens: one for its produce requests and one for the others
+// (InitProducerID, AddPartitionsToTxn, EndTxn), to one broker.
+const connsPerTxProducer = 2
+
+// checkOpenFiles fails at once, naming the limit and the remedies, when the
+// producers of batch's starting tasks cannot all get their connections
+// within the process's open-file limit (where it can tell, openFilesFree):
+// otherwise each dial fails with "too many open files" only after kgo's
+// retries, some 15 s later.
+func (e exactlyOnce) checkOpenFiles(batch []*task) error {
+	n := 0
+	for _, t := range batch {
+		if t.sink == nil && t.State() == TaskStarting {
+			n++
+		}
+	}
+	free, limit, ok := openFilesFree()
+	if !ok || n*connsPerTxProducer <= free {
+		return nil
+	}
+	return fmt.Errorf("flow %s: exactly-once: %d partitions to start need at least %d more open files (a transactional producer with %d connections each) "+
+		"and %d of this process's %d are free: %s", e.w.cfg.Name(), n, n*connsPerTxProducer, connsPerTxProducer, max(free, 0), limit, fileLimitHint)
+}
+
+// fileLimitHint is what to do when exactly-once runs out of open files.
+const fileLimitHint = "raise the open-file limit, ulimit -n, or share the flow over more processes, tasks.max"
 
 func (w *worker) newTxTask(ctx context.Context, t *task) (*txTask, error) {
 	id := TransactionalID(w.cfg.GroupID, t.src.topic, t.src.partition)
@@ -196,6 +232,10 @@ func (w *worker) newTxTask(ctx context.Context, t *task) (*txTask, error) {
 	}
 	if _, _, err := prod.ProducerID(ctx); err != nil {
 		prod.Close()
+		if errors.Is(err, syscall.EMFILE) || strings.Contains(err.Error(), "too many open files") {
+			err = fmt.Errorf("%w (exactly-once keeps a producer, with its own connections, per partition this process owns: %d now; %s)",
+				err, w.tasks.count(), fileLimitHint)
+		}
 		return nil, fmt.Errorf("flow %s: init transactional id %s on %s: %w", w.cfg.Name(), id, w.cfg.Target, err)
 	}
 	x := &txTask{w: w, t: t, id: id, prod: prod, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}

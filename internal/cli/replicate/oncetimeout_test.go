@@ -48,3 +48,32 @@ func TestOnceTimeout(t *testing.T) {
 		t.Errorf("--timeout without --once: exit %d, stderr %q; want 2 and a refusal", code, stderr)
 	}
 }
+
+// TestExactlyOnceFileLimit: exactly-once keeps a producer per partition; a
+// process whose open-file limit cannot hold them says so at once, naming the
+// limit to raise and the way to share the flow (before: a bare "too many
+// open files" dial error after some 15 s of retries), and its --once run
+// ends at its --timeout with exit 1.
+func TestExactlyOnceFileLimit(t *testing.T) {
+	e := newEnv(t, "eu-west.exactly.once.source.support = enabled\n")
+	topic := testkit.Name("fds")
+	e.CreateTopic(t, testkit.East, topic, 48, nil)
+	e.produceN(t, testkit.East, topic, 48, 1)
+	t.Setenv("MIRRORCTL_TEST_NOFILE", "64")
+	p := startProc(t, e, "low-limit", "--once", "--timeout", "2s")
+	select {
+	case <-p.done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("still running 20 s after a start with --timeout 2s")
+	}
+	if p.code != 1 {
+		t.Errorf("exit %d, want 1", p.code)
+	}
+	for _, want := range []string{"48 partitions to start need at least 96 more open files",
+		"raise the open-file limit, ulimit -n, or share the flow over more processes, tasks.max",
+		"--once did not finish within --timeout 2s"} {
+		if !strings.Contains(p.stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, p.stderr.String())
+		}
+	}
+}

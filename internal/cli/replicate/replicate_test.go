@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -29,6 +30,12 @@ import (
 // kill -9 test): with MIRRORCTL_TEST_MAIN=1 it runs cli.Main and exits.
 func TestMain(m *testing.M) {
 	if os.Getenv("MIRRORCTL_TEST_MAIN") == "1" {
+		if n, err := strconv.ParseUint(os.Getenv("MIRRORCTL_TEST_NOFILE"), 10, 64); err == nil {
+			// An open-file limit as low as a small machine's (TestExactlyOnceFileLimit).
+			if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &syscall.Rlimit{Cur: n, Max: n}); err != nil {
+				panic(err)
+			}
+		}
 		os.Exit(cli.Main())
 	}
 	// replicate keeps its instance slot locks in the state directory:
