@@ -236,6 +236,32 @@ func (r ACLSyncReport) nonNil() ACLSyncReport {
 	return r
 }
 
+// FlowACLSync is a flow's topic ACL sync outcome: its report, or that the
+// source has no authorizer, or why the sync could not read what it needs.
+// It is the acl_sync JSON of `replicate --dry-run` (planned) and of a run
+// (what the flow leader's last sync in this process did, [Mirror.ACLSyncs]).
+type FlowACLSync struct {
+	ACLSyncReport
+	// NoAuthorizer is true when the source has no authorizer: there are
+	// no ACLs to sync (MM2 skips the sync then too).
+	NoAuthorizer bool   `json:"no_authorizer,omitempty"`
+	Error        string `json:"error,omitempty"`
+}
+
+// NewFlowACLSync is the outcome of a sync (or plan) of flow that returned
+// r and err.
+func NewFlowACLSync(flow string, r ACLSyncReport, err error) FlowACLSync {
+	r.Flow = flow
+	out := FlowACLSync{ACLSyncReport: r.nonNil()}
+	switch {
+	case errors.Is(err, ErrNoAuthorizer):
+		out.NoAuthorizer = true
+	case err != nil:
+		out.Error = err.Error()
+	}
+	return out
+}
+
 // ACLObserver is implemented by an [Observer] that reports topic ACL syncs
 // (internal/metrics: mirrorctl_acl_revoked_bindings and /status); it gets
 // every sync's report.

@@ -47,10 +47,12 @@ type flowRunner struct {
 }
 
 // aclSaid is what the ACL sync already logged (syncACLs): that the source
-// has no authorizer, and the skipped bindings last listed.
+// has no authorizer, and the skipped bindings last listed; and the last
+// sync's outcome in this process (Mirror.ACLSyncs).
 type aclSaid struct {
 	noAuthorizer atomic.Bool
 	skips        atomic.Pointer[string]
+	last         atomic.Pointer[FlowACLSync]
 }
 
 // flowEnv is what the parts of one flow in this process share: its

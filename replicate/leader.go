@@ -425,6 +425,10 @@ func (fr *flowRunner) runRefresher(ctx context.Context) {
 // [ACLObserver]) gets the report.
 func (fr *flowRunner) syncACLs(ctx context.Context) {
 	r, err := SyncTopicACLs(ctx, fr.cfg, fr.worker.io.src, fr.worker.io.tgt, NewACLLedger(fr.cfg, fr.clients, false))
+	if ctx.Err() == nil {
+		out := NewFlowACLSync(fr.cfg.Name(), r, err)
+		fr.aclSaid.last.Store(&out)
+	}
 	if errors.Is(err, ErrNoAuthorizer) {
 		if !fr.aclSaid.noAuthorizer.Swap(true) {
 			fr.log.Info("topic ACL sync skipped: the source has no authorizer")

@@ -178,6 +178,23 @@ func (m *Mirror) GroupStats() []GroupStats {
 	return out
 }
 
+// ACLSyncs returns, per flow whose topic ACL sync ran in this process (the
+// flow leader's work), the outcome of its last sync, sorted by flow; nil
+// when none ran.
+func (m *Mirror) ACLSyncs() []FlowACLSync {
+	m.mu.Lock()
+	runners := append([]*flowRunner(nil), m.runners...)
+	m.mu.Unlock()
+	var out []FlowACLSync
+	for _, r := range runners {
+		if a := r.aclSaid.last.Load(); a != nil {
+			out = append(out, *a)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Flow < out[j].Flow })
+	return out
+}
+
 // PartitionStats describes one source partition of a running flow.
 type PartitionStats struct {
 	Flow        string `json:"flow"`

@@ -128,9 +128,16 @@ func TestACLSyncReported(t *testing.T) {
 		}
 	}
 
-	code, _, stderr = run(t, "replicate", "--once", "-c", e.config)
+	code, out, stderr = run(t, "replicate", "--once", "-o", "json", "-c", e.config)
 	if code != 0 {
 		t.Fatalf("--once: exit %d\n%s", code, stderr)
+	}
+	var once replicatecmd.RunResult
+	if err := json.Unmarshal([]byte(out), &once); err != nil {
+		t.Fatal(err)
+	}
+	if len(once.ACLSync) != 1 || fmt.Sprint(once.ACLSync[0].Created) != wantCreate || len(once.ACLSync[0].Skipped) != 2 {
+		t.Fatalf("--once -o json acl_sync %+v: want the 2 created bindings and the 2 left out", once.ACLSync)
 	}
 	if !strings.Contains(stderr, "source ACL bindings not synced") || !strings.Contains(stderr, "allow-write 1, not-a-topic-acl 1") {
 		t.Errorf("--once log does not report the bindings left out:\n%s", stderr)
@@ -160,9 +167,16 @@ func TestACLSyncReported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, _, stderr = run(t, "replicate", "--once", "-c", e.config)
+	code, out, stderr = run(t, "replicate", "--once", "-o", "json", "-c", e.config)
 	if code != 0 || !strings.Contains(stderr, "topic ACL binding pruned from the target") || !strings.Contains(stderr, revoked) {
 		t.Fatalf("--once with prune: exit %d, log does not name the pruned binding:\n%s", code, stderr)
+	}
+	once = replicatecmd.RunResult{}
+	if err := json.Unmarshal([]byte(out), &once); err != nil {
+		t.Fatal(err)
+	}
+	if len(once.ACLSync) != 1 || fmt.Sprint(once.ACLSync[0].Pruned) != "[ALLOW User:alice READ TOPIC LITERAL us-east.orders host=*]" {
+		t.Fatalf("--once -o json with prune: acl_sync %+v, want the pruned binding", once.ACLSync)
 	}
 	if got := targetTopicACLs(ctx, t, tgt); fmt.Sprint(got) != "[ALLOW User:bob READ PREFIXED us-east.ord]" {
 		t.Fatalf("after prune the target holds %q", got)

@@ -223,14 +223,9 @@ type PlanResult struct {
 	ACLSync []FlowACLSync `json:"acl_sync"`
 }
 
-// FlowACLSync is one flow's planned topic ACL sync, or why it is unknown.
-type FlowACLSync struct {
-	replicate.ACLSyncReport
-	// NoAuthorizer is true when the source has no authorizer: there are
-	// no ACLs to sync (MM2 skips the sync then too).
-	NoAuthorizer bool   `json:"no_authorizer,omitempty"`
-	Error        string `json:"error,omitempty"`
-}
+// FlowACLSync is one flow's topic ACL sync, planned or done, or why it is
+// unknown.
+type FlowACLSync = replicate.FlowACLSync
 
 // FlowResume is one flow's resume points (replicate.PlanResume) and what
 // was seen of a MirrorMaker 2 still running it, or why that is unknown.
@@ -268,7 +263,11 @@ type RunResult struct {
 	// its client id and host, whether it led the flow, how many partition
 	// tasks it ran and how often the assignment changed.
 	Members []replicate.FlowStatus `json:"members"`
-	Errors  []string               `json:"errors"`
+	// ACLSync is, per flow whose topic ACL sync ran in this process (its
+	// leader), what the last sync did: the bindings it created, every
+	// source binding left out with the reason, revoked and pruned ones.
+	ACLSync []FlowACLSync `json:"acl_sync"`
+	Errors  []string      `json:"errors"`
 }
 
 // TopicResult sums one replicated topic of a flow.
@@ -391,7 +390,7 @@ func runReplicate(ctx context.Context, opts *ReplicateOptions) error {
 	if runErr == nil && ctx.Err() != nil {
 		runErr = ctx.Err() // interrupted: render must not print a success mark
 	}
-	if rerr := render(opts, m.Stats(), m.GroupStats(), m.Status(), runErr); rerr != nil {
+	if rerr := render(opts, m.Stats(), m.GroupStats(), m.Status(), m.ACLSyncs(), runErr); rerr != nil {
 		return rerr
 	}
 	if ctx.Err() != nil {
@@ -723,14 +722,7 @@ func dryRun(ctx context.Context, opts *ReplicateOptions, flows []replicate.FlowC
 // planACLSync is the flow's topic ACL sync as it would run now, read-only.
 func planACLSync(ctx context.Context, f replicate.FlowConfig, clients replicate.Clients, src, tgt *kadm.Client) FlowACLSync {
 	r, err := replicate.PlanACLSync(ctx, f, src, tgt, replicate.NewACLLedger(f, clients, true))
-	out := FlowACLSync{ACLSyncReport: r}
-	switch {
-	case errors.Is(err, replicate.ErrNoAuthorizer):
-		out.NoAuthorizer = true
-	case err != nil:
-		out.Error = err.Error()
-	}
-	return out
+	return replicate.NewFlowACLSync(f.Name(), r, err)
 }
 
 // printACLSync says on stderr what each flow's topic ACL sync would do:
@@ -832,7 +824,8 @@ func flowTarget(flows []replicate.FlowConfig, name string) string {
 	return "the target"
 }
 
-func render(opts *ReplicateOptions, stats []replicate.PartitionStats, groups []replicate.GroupStats, members []replicate.FlowStatus, runErr error) error {
+func render(opts *ReplicateOptions, stats []replicate.PartitionStats, groups []replicate.GroupStats, members []replicate.FlowStatus,
+	acls []FlowACLSync, runErr error) error {
 	byTopic := map[[2]string]*TopicResult{}
 	for _, s := range stats {
 		k := [2]string{s.Flow, s.Topic}
@@ -849,7 +842,10 @@ func render(opts *ReplicateOptions, stats []replicate.PartitionStats, groups []r
 		}
 		tr.Skipped += s.Skipped
 	}
-	res := RunResult{Envelope: output.NewEnvelope(), Topics: []TopicResult{}, Groups: groups, Members: members, Errors: []string{}}
+	res := RunResult{Envelope: output.NewEnvelope(), Topics: []TopicResult{}, Groups: groups, Members: members, ACLSync: acls, Errors: []string{}}
+	if res.ACLSync == nil {
+		res.ACLSync = []FlowACLSync{}
+	}
 	if res.Members == nil {
 		res.Members = []replicate.FlowStatus{}
 	}
