@@ -252,12 +252,11 @@ func (w *worker) refillDeleted(t *task, up int64, cause error) {
 		return // stopping or released: the next start finds the remote partition empty and refills it
 	}
 	// kgo keeps a topic's first ID and fails it with UNKNOWN_TOPIC_ID for
-	// good once it was recreated; purged, the next produce loads the new
-	// one. Other partitions of the topic are failing too and retry
-	// (retryRefused), in order.
-	if errors.Is(cause, kerr.UnknownTopicID) {
-		w.io.data.PurgeTopicsFromProducing(t.remote)
-	}
+	// good once it was recreated, also when the deletion was seen first
+	// (UNKNOWN_TOPIC_OR_PARTITION: the recreated topic was not created
+	// yet); purged, the next produce loads the new one. Other partitions
+	// of the topic are failing too and retry (retryRefused), in order.
+	w.io.data.PurgeTopicsFromProducing(t.remote)
 	t.mu.Lock()
 	t.sync = newSyncState() // downstream offsets start again at the new topic's
 	t.pos.downstream = 0

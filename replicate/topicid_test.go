@@ -193,6 +193,12 @@ func TestTargetTopicDeletedWhileRunning(t *testing.T) {
 		return len(statsOf(m, topic).Losses) > 0
 	})
 	testkit.WaitFor(t, "the remote topic refilled", func() bool {
+		// Not before the leader has created it again: ReadAll fails on a
+		// topic the target does not have.
+		td, err := p.Admin(t, "eu-west").ListTopics(testkit.Context(t), remote)
+		if err != nil || td[remote].Err != nil || len(td[remote].Partitions) == 0 {
+			return false
+		}
 		n := 0
 		for _, rs := range p.ReadAll(t, "eu-west", remote) {
 			n += len(rs)

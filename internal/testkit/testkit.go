@@ -97,7 +97,10 @@ func (c *Clients) Client(alias string, role clientrole.Role, extra ...kgo.Opt) (
 	if !ok {
 		return nil, fmt.Errorf("unknown alias %q", alias)
 	}
-	opts := append([]kgo.Opt{kgo.SeedBrokers(addrs...)}, c.Opts...)
+	// MetadataMinAge as mirrorctl's client factory sets it (retry.backoff.ms,
+	// internal/kafka): with kgo's 5 s, a topic an admin client saw missing
+	// stays missing to it for 5 s after it is created.
+	opts := append([]kgo.Opt{kgo.SeedBrokers(addrs...), kgo.MetadataMinAge(100 * time.Millisecond)}, c.Opts...)
 	opts = append(opts, c.Extra[alias+"/"+string(role)]...)
 	return kgo.NewClient(append(opts, extra...)...)
 }
