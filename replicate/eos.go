@@ -75,7 +75,10 @@ const eosQueueMax = 20000
 const eosMaxAborts = 3
 
 // exactlyOnce is the exactly-once delivery mode.
-type exactlyOnce struct{ w *worker }
+type exactlyOnce struct {
+	w    *worker
+	pool *txPool // the flow's transactional producers in this process
+}
 
 // txTask is the exactly-once side of one task: its transactional producer
 // and the loop (run) that copies its fetched records and commits.
@@ -83,7 +86,8 @@ type txTask struct {
 	w    *worker
 	t    *task
 	id   string
-	prod *kgo.Client
+	pool *txPool
+	prod *kgo.Client // nil while parked (txpool.go): no slot held
 
 	wake    chan struct{}
 	stop    chan struct{} // closed by drain
@@ -106,7 +110,12 @@ type fetched struct {
 
 // txRun is the transaction loop's own state.
 type txRun struct {
-	committed int64         // progress of the last commit
+	committed int64 // progress of the last commit
+	// viewed is the partition's progress in the progress view after this
+	// task's last commit, or at its start (-1: none): a reopened producer
+	// finds it unchanged unless another member committed (reopen).
+	viewed    int64
+	heldSince time.Time     // when the producer was opened
 	open      bool          // a transaction is open
 	began     time.Time     // when it opened, or the last commit
 	recs      []*kgo.Record // copies of the open transaction, for a retry
@@ -160,13 +169,13 @@ func CheckTransactions(ctx context.Context, cfg FlowConfig, tgt *kadm.Client) er
 	return missing
 }
 
-// attach gives each starting task of batch its transactional producer and
-// fences the id's previous epoch (InitProducerID), in parallel. It runs
-// before the progress is read: see the comment at the top.
+// attach fences the previous epoch of each starting task's transactional
+// id (InitProducerID), in parallel, and keeps the producer open where the
+// pool has a slot; otherwise the fencing producer is closed again (at most
+// fenceParallel at once) and the task opens one when its turn comes
+// (txTask.reopen). It runs before the progress is read: see the comment at
+// the top.
 func (e exactlyOnce) attach(ctx context.Context, batch []*task) error {
-	if err := e.checkOpenFiles(batch); err != nil {
-		return err
-	}
 	var (
 		mu   sync.Mutex
 		errs []error
@@ -179,7 +188,7 @@ func (e exactlyOnce) attach(ctx context.Context, batch []*task) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			x, err := e.w.newTxTask(ctx, t)
+			x, err := e.w.newTxTask(ctx, t, e.pool)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -201,31 +210,67 @@ func (e exactlyOnce) attach(ctx context.Context, batch []*task) error {
 // (InitProducerID, AddPartitionsToTxn, EndTxn), to one broker.
 const connsPerTxProducer = 2
 
-// checkOpenFiles fails at once, naming the limit and the remedies, when the
-// producers of batch's starting tasks cannot all get their connections
-// within the process's open-file limit (where it can tell, openFilesFree):
-// otherwise each dial fails with "too many open files" only after kgo's
-// retries, some 15 s later.
-func (e exactlyOnce) checkOpenFiles(batch []*task) error {
-	n := 0
-	for _, t := range batch {
-		if t.sink == nil && t.State() == TaskStarting {
-			n++
-		}
+// fileLimitHint is what to do when exactly-once runs out of open files.
+const fileLimitHint = "raise the open-file limit, ulimit -n, or lower mirrorctl.transaction.producers.max"
+
+// txPoolSize is the flow's producer pool: mirrorctl.transaction.producers.max
+// producers open at once and fenceParallel fencing ones, both lowered where
+// the process's open-file limit (openFilesFree) cannot give them their
+// connections and keep half the free descriptors, at least 64 and up to
+// 256, for everything else. why says why they were lowered, "" if not.
+func txPoolSize(cfg FlowConfig) (slots, fences int, why string) {
+	slots, fences = cfg.TransactionProducersMax, fenceParallel
+	if slots <= 0 {
+		slots = DefaultTransactionProducersMax
 	}
 	free, limit, ok := openFilesFree()
-	if !ok || n*connsPerTxProducer <= free {
-		return nil
+	if !ok {
+		return slots, fences, ""
 	}
-	return fmt.Errorf("flow %s: exactly-once: %d partitions to start need at least %d more open files (a transactional producer with %d connections each) "+
-		"and %d of this process's %d are free: %s", e.w.cfg.Name(), n, n*connsPerTxProducer, connsPerTxProducer, max(free, 0), limit, fileLimitHint)
+	// The flow's other clients, opened after this, take some 30-50.
+	budget := (free - max(64, min(256, free/2))) / connsPerTxProducer // producers the descriptors hold
+	if slots+fences <= budget {
+		return slots, fences, ""
+	}
+	want := slots
+	fences = max(1, min(fenceParallel, budget/8))
+	slots = max(1, budget-fences)
+	return slots, fences, fmt.Sprintf("mirrorctl.transaction.producers.max %d needs about %d open files and %d of this process's %d are free: "+
+		"%d open at once, the other partitions take turns (%s)", want, (want+fenceParallel)*connsPerTxProducer, max(free, 0), limit, slots, fileLimitHint)
 }
 
-// fileLimitHint is what to do when exactly-once runs out of open files.
-const fileLimitHint = "raise the open-file limit, ulimit -n, or share the flow over more processes, tasks.max"
-
-func (w *worker) newTxTask(ctx context.Context, t *task) (*txTask, error) {
+// newTxTask readies t's exactly-once side: its transactional id fenced,
+// and its producer kept open if the pool has a slot (see attach).
+func (w *worker) newTxTask(ctx context.Context, t *task, pool *txPool) (*txTask, error) {
 	id := TransactionalID(w.cfg.GroupID, t.src.topic, t.src.partition)
+	x := &txTask{w: w, t: t, id: id, pool: pool, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	keep := pool.tryAcquire()
+	if !keep {
+		select {
+		case pool.fences <- struct{}{}:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("flow %s: fence transactional id %s on %s: %w", w.cfg.Name(), id, w.cfg.Target, ctx.Err())
+		}
+		defer func() { <-pool.fences }()
+	}
+	prod, err := w.initTxProducer(ctx, id)
+	if err != nil {
+		if keep {
+			pool.release()
+		}
+		return nil, err
+	}
+	if keep {
+		x.prod, x.cur.heldSince = prod, time.Now()
+	} else {
+		prod.Close() // fenced: the task opens its own when its turn comes
+	}
+	return x, nil
+}
+
+// initTxProducer opens a transactional producer under id and initialises
+// it (InitProducerID), which fences the id's earlier epochs.
+func (w *worker) initTxProducer(ctx context.Context, id string) (*kgo.Client, error) {
 	prod, err := w.dataProducer(id)
 	if err != nil {
 		return nil, fmt.Errorf("flow %s: transactional producer %s on %s: %w", w.cfg.Name(), id, w.cfg.Target, err)
@@ -233,13 +278,12 @@ func (w *worker) newTxTask(ctx context.Context, t *task) (*txTask, error) {
 	if _, _, err := prod.ProducerID(ctx); err != nil {
 		prod.Close()
 		if errors.Is(err, syscall.EMFILE) || strings.Contains(err.Error(), "too many open files") {
-			err = fmt.Errorf("%w (exactly-once keeps a producer, with its own connections, per partition this process owns: %d now; %s)",
-				err, w.tasks.count(), fileLimitHint)
+			err = fmt.Errorf("%w (exactly-once keeps up to mirrorctl.transaction.producers.max producers open, each with its own connections: %s)",
+				err, fileLimitHint)
 		}
 		return nil, fmt.Errorf("flow %s: init transactional id %s on %s: %w", w.cfg.Name(), id, w.cfg.Target, err)
 	}
-	x := &txTask{w: w, t: t, id: id, prod: prod, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
-	return x, nil
+	return prod, nil
 }
 
 func (e exactlyOnce) begin(t *task) {
@@ -248,6 +292,10 @@ func (e exactlyOnce) begin(t *task) {
 		return
 	}
 	x.cur.committed, x.cur.began = t.position.Load(), time.Now()
+	x.cur.viewed = -1
+	if p, ok := e.w.progress.get(t.src); ok {
+		x.cur.viewed = p
+	}
 	t.mu.Lock()
 	x.txs = txState{sync: t.sync}
 	t.mu.Unlock()
@@ -274,7 +322,7 @@ func (e exactlyOnce) drain(ctx context.Context, ts []*task, handover bool) {
 			continue
 		}
 		if !x.started.Load() {
-			x.prod.Close()
+			x.park()
 			continue
 		}
 		close(x.stop)
@@ -357,7 +405,82 @@ func (x *txTask) run() {
 		if time.Since(x.cur.began) >= w.cfg.TransactionInterval {
 			x.commit(ctx)
 		}
+		x.yield()
 	}
+}
+
+// parkSlice is how long a task with records still to copy keeps its
+// producer while other tasks wait for one (txPool).
+func parkSlice(cfg FlowConfig) time.Duration { return max(10*cfg.TransactionInterval, time.Second) }
+
+// yield parks the task's producer when another task waits for a slot and
+// this one has nothing open or uncommitted: at once when nothing is queued,
+// else once it held the producer for parkSlice.
+func (x *txTask) yield() {
+	if x.prod == nil || x.cur.open || x.cur.fenced || !x.pool.wanted() || x.dirty() {
+		return
+	}
+	x.qmu.Lock()
+	queued := len(x.q) > 0
+	x.qmu.Unlock()
+	if queued && time.Since(x.cur.heldSince) < parkSlice(x.w.cfg) {
+		return
+	}
+	x.park()
+}
+
+// park closes the task's producer, with no transaction open, and gives its
+// slot back; the next copy or commit opens one again (reopen).
+func (x *txTask) park() {
+	if x.prod == nil {
+		return
+	}
+	x.prod.Close()
+	x.prod = nil
+	x.pool.release()
+}
+
+// errParked is why a parked task copies nothing now: it is stopping, so it
+// waits for no producer.
+var errParked = errors.New("no transactional producer: the task is stopping")
+
+// reopen opens the parked task's producer again once the pool has a slot
+// for it (until stop is closed: errParked). Its InitProducerID fences every
+// earlier epoch of the id, so no commit can follow but this task's; one
+// another member made while the producer was parked shows as the
+// partition's committed progress moving from where this task last saw it,
+// and then the task is fenced rather than copying on from a stale position.
+func (x *txTask) reopen(ctx context.Context, stop <-chan struct{}) error {
+	w, t := x.w, x.t
+	if !x.pool.acquire(ctx, stop) {
+		return errParked
+	}
+	prod, err := w.initTxProducer(ctx, x.id)
+	if err == nil {
+		if err = w.progress.catchUp(ctx); err != nil {
+			err = fmt.Errorf("read %s after reopening transactional id %s: %w", w.progress.topic, x.id, err)
+		}
+	}
+	if err == nil {
+		now := int64(-1)
+		if p, ok := w.progress.get(t.src); ok {
+			now = p
+		}
+		if now != x.cur.viewed {
+			err = fmt.Errorf("%w: the committed progress of %s[%d] moved from %d to %d while the producer was parked: another member copies it",
+				kerr.ProducerFenced, t.src.topic, t.src.partition, x.cur.viewed, now)
+		}
+	}
+	if err != nil {
+		if prod != nil {
+			prod.Close()
+		}
+		x.pool.release()
+		return err
+	}
+	x.prod, x.cur.heldSince = prod, time.Now()
+	x.pool.reopens.Add(1)
+	return nil
 }
 
 // dirty reports whether something is to be committed: copies, a position
@@ -369,13 +492,25 @@ func (x *txTask) dirty() bool {
 	return x.cur.open || x.t.position.Load() > x.cur.committed || loss
 }
 
-// open begins a transaction if none is open; false once fenced.
+// open begins a transaction if none is open, reopening a parked producer
+// first; false once fenced, and while stopping without a producer.
 func (x *txTask) open(*task) bool {
 	if x.cur.open {
 		return true
 	}
 	if x.cur.fenced {
 		return false
+	}
+	if x.prod == nil {
+		if x.cur.finishing {
+			return false // nothing is open: the next owner copies it
+		}
+		if err := x.reopen(context.WithoutCancel(x.w.run.ctx), x.stop); err != nil {
+			if !errors.Is(err, errParked) {
+				x.fence(err)
+			}
+			return false
+		}
 	}
 	if err := x.prod.BeginTransaction(); err != nil {
 		x.fence(err)
@@ -479,6 +614,7 @@ func (x *txTask) committedOK(next int64) {
 		w.syncs.queue(s)
 	}
 	x.cur.committed, x.cur.open, x.cur.began, x.cur.aborts, x.cur.lossInTx = next, false, time.Now(), 0, false
+	x.cur.viewed = next
 	clear(x.cur.recs)
 	x.cur.recs, x.cur.ups = x.cur.recs[:0], x.cur.ups[:0]
 	w.counts.txCommitted.Add(1)
@@ -588,6 +724,7 @@ func (x *txTask) fence(err error) {
 		w.noteAbort()
 		x.cur.open = false
 	}
+	x.park() // it will not be used again: its slot goes to a task that copies
 	w.log.Warn("transaction fenced: nothing of it is committed; another member owns the partition now", "topic", t.src.topic,
 		"partition", t.src.partition, "transactional_id", x.id, "committed", x.cur.committed, "err", err)
 	// Normally the group takes the partition away at once (this process
@@ -612,15 +749,15 @@ func (x *txTask) fence(err error) {
 // is aborted with the buffered records dropped, never by reloading the
 // producer id, which would fence the new owner. The producer is closed.
 func (x *txTask) finish(ctx context.Context) {
-	defer x.prod.Close()
+	defer x.park()
 	x.cur.finishing = true
 	w, t := x.w, x.t
-	if !x.cur.fenced && !t.halted.Load() {
+	if !x.cur.fenced && !t.halted.Load() && x.prod != nil {
 		for _, f := range x.take() {
 			w.copyRecords(ctx, t, f.recs, f.logStart, time.Now())
 		}
 	}
-	if !x.cur.fenced && x.dirty() {
+	if !x.cur.fenced && x.prod != nil && x.dirty() {
 		x.commit(ctx)
 	}
 	if x.cur.open && !x.cur.fenced {

@@ -176,6 +176,11 @@ type FlowConfig struct {
 	// (mirrorctl.transaction.interval.ms, default 200 ms): what a
 	// read_committed consumer of the target waits, at most, past the copy.
 	TransactionInterval time.Duration
+	// TransactionProducersMax is the most transactional producers the
+	// flow's exactly-once tasks hold open at once in this process
+	// (mirrorctl.transaction.producers.max, default 1000; 0 is the
+	// default). Tasks beyond it take turns (txpool.go).
+	TransactionProducersMax int
 	// TaskMetricsPush lets the exactly-once tasks' transactional producers
 	// push client metrics to the target (KIP-714). Default false: there is
 	// one such producer per partition, and on a broker that subscribes
@@ -247,6 +252,7 @@ func DefaultFlowConfig(source, target string) FlowConfig {
 		TasksMax:                     1,
 		SessionTimeout:               10 * time.Second,
 		TransactionInterval:          200 * time.Millisecond,
+		TransactionProducersMax:      DefaultTransactionProducersMax,
 		MM2:                          DefaultMM2Takeover(source),
 	}
 }
@@ -300,6 +306,9 @@ func (f FlowConfig) Validate() error {
 	}
 	if f.TasksMax < 0 {
 		errs = append(errs, fmt.Errorf("flow %s: tasks.max %d: must not be negative", f.Name(), f.TasksMax))
+	}
+	if f.TransactionProducersMax < 0 {
+		errs = append(errs, fmt.Errorf("flow %s: mirrorctl.transaction.producers.max %d: must not be negative", f.Name(), f.TransactionProducersMax))
 	}
 	if f.OffsetLagMax < 0 {
 		errs = append(errs, fmt.Errorf("flow %s: offset.lag.max %d: must not be negative", f.Name(), f.OffsetLagMax))

@@ -145,6 +145,10 @@ func (fr *flowRunner) status() FlowStatus {
 		st.Assigned, st.Revoked, st.Lost = w.counts.assigned.Load(), w.counts.revoked.Load(), w.counts.lost.Load()
 		st.TransactionsCommitted, st.TransactionsAborted = w.counts.txCommitted.Load(), w.counts.txAborted.Load()
 		st.LateCopies = w.freeze.lateCopies.Load()
+		if eos, ok := w.mode.(exactlyOnce); ok {
+			p := eos.pool
+			st.Producers = &TxProducers{Max: p.size(), Open: int(p.held.Load()), Peak: int(p.peak.Load()), Reopens: p.reopens.Load()}
+		}
 	}
 	return st
 }

@@ -308,10 +308,26 @@ type FlowStatus struct {
 	// includes fenced ones).
 	TransactionsCommitted int64 `json:"transactions_committed"`
 	TransactionsAborted   int64 `json:"transactions_aborted"`
+	// Producers is, in exactly-once mode, this process's transactional
+	// producers of the flow (mirrorctl.transaction.producers.max).
+	Producers *TxProducers `json:"transaction_producers,omitempty"`
 	// LateCopies counts copies acknowledged after this process found it
 	// had been frozen past its session timeout (freeze.go): the group had
 	// given their partitions to others, which may hold them twice.
 	LateCopies int64 `json:"late_copies"`
+}
+
+// TxProducers describes an exactly-once flow's transactional producers in
+// one process: one per partition task copying, at most Max open at once;
+// tasks beyond it take turns, each reopening its producer (and fencing its
+// transactional id again) when its turn comes.
+type TxProducers struct {
+	// Max is the most open at once: mirrorctl.transaction.producers.max,
+	// or fewer where the open-file limit cannot hold that many.
+	Max     int   `json:"max"`
+	Open    int   `json:"open"`    // open now
+	Peak    int   `json:"peak"`    // the most open at once in this run
+	Reopens int64 `json:"reopens"` // producers opened again after a turn was given up
 }
 
 // Delivery guarantees ([FlowStatus].Delivery).

@@ -91,7 +91,11 @@ func newWorker(env flowEnv) *worker {
 	w.writer.frozen = w.frozenAt
 	w.starter = &starter{w: w}
 	if f.ExactlyOnce {
-		w.mode = exactlyOnce{w}
+		slots, fences, why := txPoolSize(f)
+		if why != "" {
+			env.log.Warn("exactly-once: fewer transactional producers at once than configured", "reason", why)
+		}
+		w.mode = exactlyOnce{w: w, pool: newTxPool(slots, fences)}
 	} else {
 		w.mode = atLeastOnce{w}
 	}

@@ -100,6 +100,7 @@ func TestNotActedOn(t *testing.T) {
 		{"exactly.once.source.support = disabled", "", ""},
 		{"b.exactly.once.source.support = enabled", "", ""},
 		{"a->b.mirrorctl.transaction.interval.ms = 500", "", ""},
+		{"mirrorctl.transaction.producers.max = 50", "", ""},
 		{"dedicated.mode.enable.internal.rest = false", "", ""},
 		{"key.converter = org.apache.kafka.connect.converters.ByteArrayConverter", "", ""},
 		{"b.value.converter = org.apache.kafka.connect.converters.ByteArrayConverter", "", ""},
@@ -156,8 +157,8 @@ var actedOnKeys = []string{
 	KeyProvenanceHeader,
 	// Warnings the operator acknowledged (config.go acknowledge).
 	KeyAcknowledged,
-	// Exactly-once mode and its commit interval.
-	KeyExactlyOnce, KeyTransactionInterval,
+	// Exactly-once mode, its commit interval and producer pool.
+	KeyExactlyOnce, KeyTransactionInterval, KeyTransactionProducersMax,
 	// Where MM2 stopped, read when mirrorctl takes over a flow.
 	"offset.storage.topic", KeyMM2OffsetsTopic, KeyMM2Connector, KeyMM2ConnectGroup, KeyResumeUnknown,
 	// A recreated source topic (replicate/topicid.go).

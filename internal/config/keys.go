@@ -126,6 +126,9 @@ var knownKeys = map[string]keyInfo{
 	// copied with the progress that covers them: what a read_committed
 	// consumer of the target waits, at most, past the copy.
 	KeyTransactionInterval: {kind: kInt, def: "200", min: 10, hasMin: true},
+	// The most transactional producers an exactly-once flow holds open at
+	// once in this process; partitions beyond it take turns.
+	KeyTransactionProducersMax: {kind: kInt, def: "1000", min: 1, hasMin: true},
 	// The process's own settings (top level only): its group.instance.id
 	// in the flows' groups (static membership; "none" for dynamic; the
 	// CLI's default names the host and a slot) and the stop budget, in ms.
@@ -177,6 +180,10 @@ const KeyExactlyOnce = "exactly.once.source.support"
 // KeyTransactionInterval is how often, in ms, an exactly-once partition task
 // commits its transaction (mirrorctl's key).
 const KeyTransactionInterval = "mirrorctl.transaction.interval.ms"
+
+// KeyTransactionProducersMax is the most transactional producers an
+// exactly-once flow holds open at once in one process (mirrorctl's key).
+const KeyTransactionProducersMax = "mirrorctl.transaction.producers.max"
 
 // KeyInstanceID is this process's group.instance.id in its flows' groups
 // (KIP-345 static membership; mirrorctl's key, top level only).

@@ -62,6 +62,7 @@ func FlowConfig(cfg *config.Config, f *config.Flow) replicate.FlowConfig {
 	fc.CopyRecreatedSource = strings.EqualFold(f.String(config.KeySourceRecreated), "copy-from-start")
 	fc.ExactlyOnce = strings.EqualFold(f.String(config.KeyExactlyOnce), "enabled")
 	fc.TransactionInterval = time.Duration(f.Int(config.KeyTransactionInterval)) * time.Millisecond
+	fc.TransactionProducersMax = int(f.Int(config.KeyTransactionProducersMax))
 	// Where MM2 stopped: its dedicated mode's offsets topic (the worker's
 	// offset.storage.topic), overridden for a Connect cluster by
 	// mirrorctl.mm2.* (defaults filled in by internal/config).

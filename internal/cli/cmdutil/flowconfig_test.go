@@ -71,6 +71,7 @@ func TestFlowConfigActsOnKeys(t *testing.T) {
 		"a.consumer.isolation.level = read_uncommitted",
 		"b.exactly.once.source.support = enabled",
 		"a->b.mirrorctl.transaction.interval.ms = 500",
+		"mirrorctl.transaction.producers.max = 10",
 		"a.consumer.heartbeat.interval.ms = 500",
 		"consumer.isolation.level = READ_UNCOMMITTED",
 		"b.producer.enable.metrics.push = true",
