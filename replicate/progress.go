@@ -122,6 +122,8 @@ type progressView struct {
 	from      kgo.Offset  // where follow starts: the log start the start-up read listed, else AtStart
 	following bool        // follow has started on cl
 
+	ends endsLister // catchUp's listings, shared by concurrent callers
+
 	mu      sync.Mutex            // guards vals, read, changed and skipped
 	vals    map[tp]progress.Value // the newest value per source partition (position, topic ID, loss)
 	read    int64                 // offset after the last record read, -1 before the first fetch
@@ -268,34 +270,103 @@ func (v *progressView) apply(recs []*kgo.Record) {
 // catchUp also waits for the transactions open at the call to end (a
 // transactional writer commits every few hundred ms; a dead one's is
 // aborted when the next owner of its partition fences it).
+//
+// Concurrent callers share the listing of the topic's offsets (endsLister):
+// exactly-once tasks taking turns with producers catch up by the hundred.
 func (v *progressView) catchUp(ctx context.Context) error {
-	adm, err := v.clients.Admin(v.alias)
+	start, end, err := v.ends.list(ctx, v.listEnds)
 	if err != nil {
 		return err
 	}
-	var end kadm.ListedOffset
+	return v.awaitRead(ctx, start, end)
+}
+
+// listEnds lists the progress topic's log start and end offset.
+func (v *progressView) listEnds(ctx context.Context) (start, end int64, err error) {
+	adm, err := v.clients.Admin(v.alias)
+	if err != nil {
+		return 0, 0, err
+	}
+	var e kadm.ListedOffset
 	if err := retryTransient(ctx, func() error {
 		ends, err := adm.ListEndOffsets(ctx, v.topic)
 		if err != nil {
 			return fmt.Errorf("list end offsets of %s on %s: %w", v.topic, v.alias, err)
 		}
 		var ok bool
-		if end, ok = ends.Lookup(v.topic, 0); !ok {
-			end.Err = kerr.UnknownTopicOrPartition
+		if e, ok = ends.Lookup(v.topic, 0); !ok {
+			e.Err = kerr.UnknownTopicOrPartition
 		}
-		if end.Err != nil {
-			return fmt.Errorf("end offset of progress topic %s on %s: %w", v.topic, v.alias, end.Err)
+		if e.Err != nil {
+			return fmt.Errorf("end offset of progress topic %s on %s: %w", v.topic, v.alias, e.Err)
 		}
 		return nil
 	}); err != nil {
-		return err
+		return 0, 0, err
 	}
 	starts, err := adm.ListStartOffsets(ctx, v.topic)
 	if err != nil {
-		return fmt.Errorf("list start offsets of %s on %s: %w", v.topic, v.alias, err)
+		return 0, 0, fmt.Errorf("list start offsets of %s on %s: %w", v.topic, v.alias, err)
 	}
-	start, _ := starts.Lookup(v.topic, 0)
-	return v.awaitRead(ctx, start.Offset, end.Offset)
+	s, _ := starts.Lookup(v.topic, 0)
+	return s.Offset, e.Offset, nil
+}
+
+// endsListBudget bounds one shared listing of the progress topic's offsets
+// (its retries of transient errors included); a caller stops waiting for it
+// when its own context ends.
+const endsListBudget = 30 * time.Second
+
+// endsLister coalesces listings of the progress topic's offsets. A caller
+// joins the listing that starts next, never one already in flight (that one
+// may predate a write the caller must see), so any number of concurrent
+// callers cost at most two listings.
+type endsLister struct {
+	mu      sync.Mutex
+	running bool
+	next    *endsCall // the listing callers arriving now wait for
+}
+
+// endsCall is one shared listing and its outcome (set before done closes).
+type endsCall struct {
+	done       chan struct{}
+	start, end int64
+	err        error
+}
+
+// list returns the outcome of a listing by do that starts after the call.
+func (l *endsLister) list(ctx context.Context, do func(context.Context) (int64, int64, error)) (int64, int64, error) {
+	l.mu.Lock()
+	if l.next == nil {
+		l.next = &endsCall{done: make(chan struct{})}
+	}
+	c := l.next
+	if !l.running {
+		l.running, l.next = true, nil
+		go l.run(c, do)
+	}
+	l.mu.Unlock()
+	select {
+	case <-c.done:
+		return c.start, c.end, c.err
+	case <-ctx.Done():
+		return 0, 0, ctx.Err()
+	}
+}
+
+// run performs c, then whatever listing callers joined meanwhile, until
+// none is waiting.
+func (l *endsLister) run(c *endsCall, do func(context.Context) (int64, int64, error)) {
+	for c != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), endsListBudget)
+		c.start, c.end, c.err = do(ctx)
+		cancel()
+		close(c.done)
+		l.mu.Lock()
+		c, l.next = l.next, nil
+		l.running = c != nil
+		l.mu.Unlock()
+	}
 }
 
 // awaitRead waits until the view has read the progress topic up to end, or

@@ -1,8 +1,11 @@
 package replicate
 
 import (
+	"context"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -162,4 +165,60 @@ func TestParkedProducerFindsAnotherOwner(t *testing.T) {
 		t.Fatalf("target holds %d and %d committed records, want 50 each: a fenced task committed copies", len(got[0]), len(got[1]))
 	}
 	_ = stop()
+}
+
+// TestEndsListerShares: callers of the progress view's catch-up share its
+// listings: a hundred at once cost at most two, and a caller that arrives
+// while a listing is in flight gets one that started after it.
+func TestEndsListerShares(t *testing.T) {
+	var l endsLister
+	var calls atomic.Int64
+	release := make(chan struct{})
+	do := func(context.Context) (int64, int64, error) {
+		n := calls.Add(1)
+		if n == 1 {
+			<-release // in flight while the others arrive
+		}
+		return 0, n, nil
+	}
+	first := make(chan int64)
+	go func() {
+		_, end, _ := l.list(context.Background(), do)
+		first <- end
+	}()
+	for calls.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	var wg sync.WaitGroup
+	var arrived atomic.Int64
+	ends := make(chan int64, 100)
+	for range 100 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			arrived.Add(1)
+			_, end, _ := l.list(context.Background(), do)
+			ends <- end
+		}()
+	}
+	for arrived.Load() < 100 {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond) // from arrived to waiting in list: microseconds
+	close(release)
+	wg.Wait()
+	close(ends)
+	if got := <-first; got != 1 {
+		t.Fatalf("first caller got listing %d, want 1", got)
+	}
+	for e := range ends {
+		if e < 2 {
+			t.Fatalf("a caller that arrived during listing 1 got listing %d, want a later one", e)
+		}
+	}
+	// 2; a third only if a caller was descheduled for 50 ms between
+	// arriving and joining.
+	if n := calls.Load(); n > 3 {
+		t.Fatalf("%d listings for 101 callers, want 2", n)
+	}
 }
