@@ -60,21 +60,28 @@ func (w *worker) pollLoop(ctx context.Context) {
 	var looked time.Time
 	for {
 		// The completion check walks every partition: at most every 20 ms,
-		// not on every poll of a busy copy, and at once when a task of
-		// this process copied its last record (onAck).
-		if w.once && (w.run.atEnd.Swap(false) || time.Since(looked) >= 20*time.Millisecond) {
+		// not on every poll of a busy copy, and soon after a task of this
+		// process copied its last record (onAck): after a µs per partition
+		// since the last walk, so that thousands of tasks ending one after
+		// another do not walk thousands of partitions each.
+		gap := 20 * time.Millisecond
+		if w.once && w.run.atEnd.Load() {
+			gap = min(gap, time.Duration(w.tasks.count())*time.Microsecond)
+		}
+		if w.once && time.Since(looked) >= gap {
+			w.run.atEnd.Store(false)
 			if w.onceDone(ctx) {
 				return
 			}
-			looked = time.Now()
+			looked, gap = time.Now(), 20*time.Millisecond
 		}
 		pctx, cancel := ctx, context.CancelFunc(func() {})
 		if w.once {
 			// Wake up to look again at the flow's progress, which other
-			// members write.
-			pctx, cancel = context.WithTimeout(ctx, 20*time.Millisecond)
+			// members write (wakeAtEnd cancels the poll).
+			pctx, cancel = context.WithTimeout(ctx, max(gap-time.Since(looked), 0))
 			w.run.pollCancel.Store(&cancel)
-			if w.run.atEnd.Load() {
+			if w.run.atEnd.Load() && time.Since(looked) >= time.Duration(w.tasks.count())*time.Microsecond {
 				cancel()
 			}
 		}

@@ -382,7 +382,7 @@ func (x *txTask) run() {
 	defer close(x.done)
 	w, t := x.w, x.t
 	ctx := context.WithoutCancel(w.run.ctx) // the client's stop context bounds it (stop.go)
-	tick := time.NewTicker(max(w.cfg.TransactionInterval/4, time.Millisecond))
+	tick := time.NewTimer(x.tickEvery())
 	defer tick.Stop()
 	for {
 		select {
@@ -392,6 +392,7 @@ func (x *txTask) run() {
 		case <-x.wake:
 		case <-tick.C:
 		}
+		tick.Reset(x.tickEvery())
 		if x.cur.fenced || t.halted.Load() || w.freeze.suspect.Load() {
 			x.take() // drop: nothing more is copied here
 			if !x.cur.fenced && !w.freeze.suspect.Load() && x.dirty() {
@@ -407,6 +408,18 @@ func (x *txTask) run() {
 		}
 		x.yield()
 	}
+}
+
+// tickEvery is how often the transaction loop looks without being woken:
+// a quarter of the transaction interval while it holds a producer (to
+// commit on time, and to park when another task waits); a parked task is
+// woken by its next records (enqueue) and otherwise looks every second, so
+// that thousands of parked tasks cost little.
+func (x *txTask) tickEvery() time.Duration {
+	if x.prod == nil {
+		return time.Second
+	}
+	return max(x.w.cfg.TransactionInterval/4, time.Millisecond)
 }
 
 // parkSlice is how long a task with records still to copy keeps its

@@ -178,6 +178,10 @@ func NewCopyProgress(ios *iostreams.IOStreams) *CopyProgress {
 	return &CopyProgress{p: NewProgress(ios, "copying", 0, "records")}
 }
 
+// Enabled reports whether the bar is drawn (stderr is a terminal): off it,
+// Update does nothing and callers need not gather its figures.
+func (c *CopyProgress) Enabled() bool { return c.p.Enabled() }
+
 // Update draws s. It is cheap to call often (the bar redraws at most every
 // 100 ms) and safe from any goroutine.
 func (c *CopyProgress) Update(s CopyStatus) {

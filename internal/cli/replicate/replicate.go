@@ -500,6 +500,11 @@ func lossOnly(err error) bool {
 // called. Off the terminal it draws nothing.
 func onceProgress(ctx context.Context, opts *ReplicateOptions, m *replicate.Mirror) func() {
 	cp := output.NewCopyProgress(opts.IO)
+	if !cp.Enabled() {
+		// Every partition's stats 5 times a second cost a tenth of the
+		// CPU of a --once run at 10,000 partitions, for nothing.
+		return func() {}
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
