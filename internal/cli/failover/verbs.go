@@ -512,7 +512,7 @@ func (v *verb) finish(proc *failover.Procedure, ev *failover.Evidence, acted boo
 		}
 	}
 	if v.Output() == output.FormatJSON {
-		if err := output.WriteJSON(v.IO.Out, toVerbResult(proc, ev, paths)); err != nil {
+		if err := writeVerbResultJSON(v.IO.Out, proc, ev, paths); err != nil {
 			return err
 		}
 	} else if err := v.renderTables(proc); err != nil {
