@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mirrorctl/mirrorctl/replicate"
@@ -643,6 +644,16 @@ func (c *collector) groupLag(ctx context.Context, src *kadm.Client, syncs *syncs
 	for _, ck := range latest {
 		byGroup[ck.Group] = append(byGroup[ck.Group], ck)
 	}
+	var fetched kadm.FetchOffsetsResponses
+	if src != nil { // nil: the source does not answer, commits unknown
+		var want []string
+		for _, g := range groups {
+			if len(byGroup[g]) > 0 {
+				want = append(want, g)
+			}
+		}
+		fetched = src.FetchManyOffsets(ctx, want...)
+	}
 	out := []GroupLag{}
 	for _, g := range groups {
 		gl := GroupLag{Group: g, Partitions: []GroupPartition{}}
@@ -653,9 +664,9 @@ func (c *collector) groupLag(ctx context.Context, src *kadm.Client, syncs *syncs
 		cks := byGroup[g]
 		if len(cks) > 0 {
 			var committed kadm.OffsetResponses
-			if src != nil { // nil: the source does not answer, commits unknown
+			if src != nil {
 				var err error
-				if committed, err = src.FetchOffsets(ctx, g); err != nil {
+				if committed, err = fetchedOffsets(fetched, g); err != nil {
 					return nil, fmt.Errorf("flow %s: fetch offsets of group %s on %s: %w", c.fc.Name(), g, c.fc.Source, err)
 				}
 			}
@@ -690,6 +701,35 @@ func (c *collector) groupLag(ctx context.Context, src *kadm.Client, syncs *syncs
 		out = append(out, gl)
 	}
 	return out, nil
+}
+
+// fetchedOffsets is group's answer in fetched (kadm's FetchManyOffsets:
+// one OffsetFetch per coordinator for every group, where FetchOffsets sent
+// one request per group) with FetchOffsets' failure contract: the group's
+// error, or an authorization error on any of its partitions as a
+// *kadm.AuthError, fails the whole group.
+func fetchedOffsets(fetched kadm.FetchOffsetsResponses, group string) (kadm.OffsetResponses, error) {
+	r, ok := fetched[group]
+	if !ok {
+		return nil, errors.New("no answer for the group")
+	}
+	if r.Err != nil {
+		return nil, r.Err
+	}
+	var authErr error
+	r.Fetched.Each(func(o kadm.OffsetResponse) {
+		if authErr == nil && isAuthErr(o.Err) {
+			authErr = &kadm.AuthError{Err: o.Err}
+		}
+	})
+	return r.Fetched, authErr
+}
+
+// isAuthErr reports the authorization errors kadm turns into a
+// *kadm.AuthError.
+func isAuthErr(err error) bool {
+	return errors.Is(err, kerr.ClusterAuthorizationFailed) || errors.Is(err, kerr.TopicAuthorizationFailed) || errors.Is(err, kerr.GroupAuthorizationFailed) ||
+		errors.Is(err, kerr.TransactionalIDAuthorizationFailed) || errors.Is(err, kerr.DelegationTokenAuthorizationFailed)
 }
 
 // probeTimeout bounds the look at whether the source answers.
