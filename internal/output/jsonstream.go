@@ -1,7 +1,6 @@
 package output
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -29,20 +28,38 @@ import (
 // Errors are sticky: after a write fails every method does nothing, and
 // [JSONStream.Close] returns the first error.
 type JSONStream struct {
-	w *bufio.Writer
+	w io.Writer
+	// buf holds what is not written yet; it goes to w once it passes
+	// flushAt bytes (appending to a slice costs less than bufio's calls
+	// per byte: this writer is bound by the bytes it appends).
+	buf []byte
 	// levels holds, per open object or array, whether it has an element
 	// yet (it then needs a comma before the next one).
 	levels []bool
 	// afterKey is set between Field and the field's value.
 	afterKey bool
-	scratch  []byte
 	enc      bytes.Buffer
 	err      error
 }
 
-// NewJSONStream returns a JSONStream writing to w through a 64 KiB buffer.
+// flushAt is the size past which the buffered document is written out.
+const flushAt = 64 << 10
+
+// NewJSONStream returns a JSONStream writing to w in pieces of about 64 KiB.
 func NewJSONStream(w io.Writer) *JSONStream {
-	return &JSONStream{w: bufio.NewWriterSize(w, 64<<10), scratch: make([]byte, 0, 64)}
+	return &JSONStream{w: w, buf: make([]byte, 0, flushAt+4<<10)}
+}
+
+// flush writes the buffer out when it is full (or, with all, whatever it
+// holds).
+func (s *JSONStream) flush(all bool) {
+	if s.err != nil || (len(s.buf) < flushAt && !all) || len(s.buf) == 0 {
+		return
+	}
+	if _, err := s.w.Write(s.buf); err != nil {
+		s.err = fmt.Errorf("writing JSON: %w", err)
+	}
+	s.buf = s.buf[:0]
 }
 
 // indent is the indentation of nesting level 0..len-1 (two spaces a level).
@@ -51,12 +68,12 @@ var indent = strings.Repeat("  ", 64)
 // newline writes a line break and the indentation of the current depth.
 func (s *JSONStream) newline() {
 	d := 2 * len(s.levels)
-	s.w.WriteByte('\n')
+	s.buf = append(s.buf, '\n')
 	for d > len(indent) {
-		s.w.WriteString(indent)
+		s.buf = append(s.buf, indent...)
 		d -= len(indent)
 	}
-	s.w.WriteString(indent[:d])
+	s.buf = append(s.buf, indent[:d]...)
 }
 
 // pre starts a value: after a Field nothing more, else (an array element)
@@ -72,7 +89,7 @@ func (s *JSONStream) pre() {
 func (s *JSONStream) element() {
 	if n := len(s.levels); n > 0 {
 		if s.levels[n-1] {
-			s.w.WriteByte(',')
+			s.buf = append(s.buf, ',')
 		}
 		s.levels[n-1] = true
 		s.newline()
@@ -96,7 +113,7 @@ func (s *JSONStream) open(c byte) {
 		return
 	}
 	s.pre()
-	s.w.WriteByte(c)
+	s.buf = append(s.buf, c)
 	s.levels = append(s.levels, false)
 }
 
@@ -110,7 +127,8 @@ func (s *JSONStream) close(c byte) {
 	if had {
 		s.newline()
 	}
-	s.w.WriteByte(c)
+	s.buf = append(s.buf, c)
+	s.flush(false)
 }
 
 // Field writes the key of the next field of the innermost object; its
@@ -121,7 +139,7 @@ func (s *JSONStream) Field(name string) {
 	}
 	s.element()
 	s.writeString(name)
-	s.w.WriteString(": ")
+	s.buf = append(s.buf, ':', ' ')
 	s.afterKey = true
 }
 
@@ -143,9 +161,9 @@ func (s *JSONStream) writeString(v string) {
 			return
 		}
 	}
-	s.w.WriteByte('"')
-	s.w.WriteString(v)
-	s.w.WriteByte('"')
+	s.buf = append(s.buf, '"')
+	s.buf = append(s.buf, v...)
+	s.buf = append(s.buf, '"')
 }
 
 // Int writes v as a JSON number.
@@ -154,8 +172,7 @@ func (s *JSONStream) Int(v int64) {
 		return
 	}
 	s.pre()
-	s.scratch = strconv.AppendInt(s.scratch[:0], v, 10)
-	s.w.Write(s.scratch)
+	s.buf = strconv.AppendInt(s.buf, v, 10)
 }
 
 // OptInt writes *v, or null when v is nil.
@@ -173,7 +190,7 @@ func (s *JSONStream) Bool(v bool) {
 		return
 	}
 	s.pre()
-	s.w.WriteString(strconv.FormatBool(v))
+	s.buf = strconv.AppendBool(s.buf, v)
 }
 
 // Null writes null.
@@ -182,7 +199,7 @@ func (s *JSONStream) Null() {
 		return
 	}
 	s.pre()
-	s.w.WriteString("null")
+	s.buf = append(s.buf, "null"...)
 }
 
 // Value writes v as encoding/json encodes it, indented at the current
@@ -211,7 +228,8 @@ func (s *JSONStream) encode(v any, prefix string) {
 		return
 	}
 	b := bytes.TrimSuffix(s.enc.Bytes(), []byte("\n"))
-	s.w.Write(SafeJSON(b))
+	s.buf = append(s.buf, SafeJSON(b)...)
+	s.flush(false)
 }
 
 // Close ends the document with a newline, flushes it and returns the first
@@ -220,11 +238,9 @@ func (s *JSONStream) Close() error {
 	if s.err != nil {
 		return s.err
 	}
-	s.w.WriteByte('\n')
-	if err := s.w.Flush(); err != nil {
-		return fmt.Errorf("writing JSON: %w", err)
-	}
-	return nil
+	s.buf = append(s.buf, '\n')
+	s.flush(true)
+	return s.err
 }
 
 // Time writes t as encoding/json writes a time.Time (RFC 3339 with
@@ -239,8 +255,7 @@ func (s *JSONStream) Time(t time.Time) {
 		return
 	}
 	s.pre()
-	s.scratch = append(s.scratch[:0], '"')
-	s.scratch = t.AppendFormat(s.scratch, time.RFC3339Nano)
-	s.scratch = append(s.scratch, '"')
-	s.w.Write(s.scratch)
+	s.buf = append(s.buf, '"')
+	s.buf = t.AppendFormat(s.buf, time.RFC3339Nano)
+	s.buf = append(s.buf, '"')
 }
