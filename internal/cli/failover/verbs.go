@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -560,7 +561,7 @@ func (v *verb) renderTables(proc *failover.Procedure) error {
 	}
 	t := output.NewTable("group", "source topic", "partition", "checkpoint", "committed", "target end", "copied", "source end seen", "reread max", "not mirrored min")
 	for _, b := range proc.Bounds {
-		t.AddRow(b.Group, b.SourceTopic, fmt.Sprint(b.Partition), fmt.Sprint(b.Checkpoint), failover.Unknown(b.Committed), failover.Unknown(b.TargetEnd),
+		t.AddRow(b.Group, b.SourceTopic, strconv.Itoa(int(b.Partition)), strconv.FormatInt(b.Checkpoint, 10), failover.Unknown(b.Committed), failover.Unknown(b.TargetEnd),
 			failover.Unknown(b.Copied), failover.Unknown(b.SourceEnd), failover.Unknown(b.RereadMax), failover.Unknown(b.NotMirroredMin))
 	}
 	return t.Render(v.IO, v.Output())
