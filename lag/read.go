@@ -1,10 +1,13 @@
 package lag
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -608,42 +611,22 @@ func (c *collector) heartbeatAge(ctx context.Context, tgt *kadm.Client) (*int64,
 // groupLag reads the checkpoints topic of the flow on the target and
 // compares each group's newest checkpoints with its source commits.
 func (c *collector) groupLag(ctx context.Context, src *kadm.Client, syncs *syncstore.Store, remoteToSource map[string]string) ([]GroupLag, error) {
-	type ckKey struct {
-		group, topic string
-		partition    int32
-	}
-	latest := map[ckKey]mm2.Checkpoint{}
-	latestTs := map[ckKey]time.Time{}
-	newestTs := map[string]time.Time{}
+	cs := newCheckpointIndex()
 	topic := c.fc.Policy.CheckpointsTopic(c.fc.Source)
-	err := replicate.ReadInternalTopic(ctx, c.clients, c.fc.Target, topic, func(r *kgo.Record) {
-		ck, err := mm2.DecodeCheckpoint(r.Key, r.Value)
-		if err != nil {
-			return
-		}
-		latest[ckKey{ck.Group, ck.Topic, ck.Partition}] = ck
-		latestTs[ckKey{ck.Group, ck.Topic, ck.Partition}] = r.Timestamp
-		if r.Timestamp.After(c.newestCheckpoint) {
-			c.newestCheckpoint = r.Timestamp
-		}
-		if r.Timestamp.After(newestTs[ck.Group]) {
-			newestTs[ck.Group] = r.Timestamp
-		}
-	})
-	if err != nil {
+	if err := replicate.ReadInternalTopic(ctx, c.clients, c.fc.Target, topic, cs.add); err != nil {
 		return nil, err
+	}
+	if cs.newest.After(c.newestCheckpoint) {
+		c.newestCheckpoint = cs.newest
 	}
 	groups := c.groups
 	if len(groups) == 0 {
-		for g := range newestTs {
+		for g := range cs.newestOf {
 			groups = append(groups, g)
 		}
 		sort.Strings(groups)
 	}
-	byGroup := map[string][]mm2.Checkpoint{}
-	for _, ck := range latest {
-		byGroup[ck.Group] = append(byGroup[ck.Group], ck)
-	}
+	byGroup := cs.byGroup()
 	var fetched kadm.FetchOffsetsResponses
 	if src != nil { // nil: the source does not answer, commits unknown
 		var want []string
@@ -654,28 +637,98 @@ func (c *collector) groupLag(ctx context.Context, src *kadm.Client, syncs *syncs
 		}
 		fetched = src.FetchManyOffsets(ctx, want...)
 	}
-	out := []GroupLag{}
+	return c.groupRows(groups, cs, byGroup, src != nil, fetched, syncs, remoteToSource)
+}
+
+// checkpointKey is a checkpoint's key: group, remote topic, partition.
+type checkpointKey struct {
+	group, topic string
+	partition    int32
+}
+
+// checkpointAt is a checkpoint and its record's timestamp.
+type checkpointAt struct {
+	mm2.Checkpoint
+	at time.Time
+}
+
+// checkpointIndex keeps, of the records of a checkpoints topic given to add
+// in log order, the newest checkpoint per key, the newest record time per
+// group and the newest of all.
+type checkpointIndex struct {
+	latest   map[checkpointKey]checkpointAt
+	newestOf map[string]time.Time
+	newest   time.Time
+}
+
+func newCheckpointIndex() *checkpointIndex {
+	return &checkpointIndex{latest: map[checkpointKey]checkpointAt{}, newestOf: map[string]time.Time{}}
+}
+
+// add decodes r (MM2's Checkpoint key and value); undecodable records are
+// skipped.
+func (cs *checkpointIndex) add(r *kgo.Record) {
+	ck, err := mm2.DecodeCheckpoint(r.Key, r.Value)
+	if err != nil {
+		return
+	}
+	cs.latest[checkpointKey{ck.Group, ck.Topic, ck.Partition}] = checkpointAt{ck, r.Timestamp}
+	if r.Timestamp.After(cs.newest) {
+		cs.newest = r.Timestamp
+	}
+	if r.Timestamp.After(cs.newestOf[ck.Group]) {
+		cs.newestOf[ck.Group] = r.Timestamp
+	}
+}
+
+// byGroup is each group's newest checkpoints, sorted by topic and
+// partition.
+func (cs *checkpointIndex) byGroup() map[string][]checkpointAt {
+	n := map[string]int{}
+	for k := range cs.latest {
+		n[k.group]++
+	}
+	out := make(map[string][]checkpointAt, len(n))
+	for g, c := range n {
+		out[g] = make([]checkpointAt, 0, c)
+	}
+	for k, c := range cs.latest {
+		out[k.group] = append(out[k.group], c)
+	}
+	for _, cks := range out {
+		slices.SortFunc(cks, func(a, b checkpointAt) int {
+			if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.Partition, b.Partition)
+		})
+	}
+	return out
+}
+
+// groupRows builds a GroupLag per group of groups from its checkpoints
+// (byGroup, cs) and, when fetchedOK, its source commits in fetched; it
+// reads no cluster. A group whose commits could not be fetched fails it
+// (see fetchedOffsets).
+func (c *collector) groupRows(groups []string, cs *checkpointIndex, byGroup map[string][]checkpointAt, fetchedOK bool,
+	fetched kadm.FetchOffsetsResponses, syncs *syncstore.Store, remoteToSource map[string]string) ([]GroupLag, error) {
+	out := make([]GroupLag, 0, len(groups))
 	for _, g := range groups {
 		gl := GroupLag{Group: g, Partitions: []GroupPartition{}}
-		if ts, ok := newestTs[g]; ok {
+		if ts, ok := cs.newestOf[g]; ok {
 			age := max(0, c.now.Sub(ts).Milliseconds())
 			gl.CheckpointAgeMs = &age
 		}
 		cks := byGroup[g]
 		if len(cks) > 0 {
 			var committed kadm.OffsetResponses
-			if src != nil {
+			if fetchedOK {
 				var err error
 				if committed, err = fetchedOffsets(fetched, g); err != nil {
 					return nil, fmt.Errorf("flow %s: fetch offsets of group %s on %s: %w", c.fc.Name(), g, c.fc.Source, err)
 				}
 			}
-			sort.Slice(cks, func(i, j int) bool {
-				if cks[i].Topic != cks[j].Topic {
-					return cks[i].Topic < cks[j].Topic
-				}
-				return cks[i].Partition < cks[j].Partition
-			})
+			gl.Partitions = make([]GroupPartition, 0, len(cks))
 			for _, ck := range cks {
 				srcTopic, ok := remoteToSource[ck.Topic]
 				if !ok {
@@ -686,7 +739,7 @@ func (c *collector) groupLag(ctx context.Context, src *kadm.Client, syncs *syncs
 				}
 				gp := GroupPartition{Topic: ck.Topic, Partition: ck.Partition, CommittedOffset: -1,
 					UpstreamOffset: ck.UpstreamOffset, DownstreamOffset: ck.DownstreamOffset,
-					CheckpointAgeMs: max(0, c.now.Sub(latestTs[ckKey{g, ck.Topic, ck.Partition}]).Milliseconds())}
+					CheckpointAgeMs: max(0, c.now.Sub(ck.at).Milliseconds())}
 				if o, ok := committed.Lookup(srcTopic, ck.Partition); ok && o.Err == nil && o.At >= 0 {
 					gp.CommittedOffset = o.At
 					gp.Rereads = max(0, o.At-ck.UpstreamOffset)
