@@ -621,9 +621,7 @@ func (c *collector) groupLag(ctx context.Context, src *kadm.Client, syncs *syncs
 	}
 	groups := c.groups
 	if len(groups) == 0 {
-		for g := range cs.newestOf {
-			groups = append(groups, g)
-		}
+		groups = slices.Clone(cs.groups)
 		sort.Strings(groups)
 	}
 	byGroup := cs.byGroup()
@@ -640,10 +638,12 @@ func (c *collector) groupLag(ctx context.Context, src *kadm.Client, syncs *syncs
 	return c.groupRows(groups, cs, byGroup, src != nil, fetched, syncs, remoteToSource)
 }
 
-// checkpointKey is a checkpoint's key: group, remote topic, partition.
+// checkpointKey is a checkpoint's key: group and remote topic (their
+// numbers in a checkpointIndex) and partition. Twelve bytes without
+// pointers: the index of 10 million checkpoints hashes and the collector
+// scans less.
 type checkpointKey struct {
-	group, topic string
-	partition    int32
+	group, topic, partition int32
 }
 
 // checkpointAt is a checkpoint and its record's timestamp.
@@ -654,15 +654,21 @@ type checkpointAt struct {
 
 // checkpointIndex keeps, of the records of a checkpoints topic given to add
 // in log order, the newest checkpoint per key, the newest record time per
-// group and the newest of all.
+// group and the newest of all. Group and topic names are kept once each
+// (the decoded copies are dropped).
 type checkpointIndex struct {
-	latest   map[checkpointKey]checkpointAt
-	newestOf map[string]time.Time
+	groupIDs map[string]int32
+	groups   []string    // by number
+	newestOf []time.Time // per group number
+	topicIDs map[string]int32
+	topics   []string // by number
+	at       map[checkpointKey]int32
+	recs     []checkpointAt // in the order their keys were first seen
 	newest   time.Time
 }
 
 func newCheckpointIndex() *checkpointIndex {
-	return &checkpointIndex{latest: map[checkpointKey]checkpointAt{}, newestOf: map[string]time.Time{}}
+	return &checkpointIndex{groupIDs: map[string]int32{}, topicIDs: map[string]int32{}, at: map[checkpointKey]int32{}}
 }
 
 // add decodes r (MM2's Checkpoint key and value); undecodable records are
@@ -672,28 +678,58 @@ func (cs *checkpointIndex) add(r *kgo.Record) {
 	if err != nil {
 		return
 	}
-	cs.latest[checkpointKey{ck.Group, ck.Topic, ck.Partition}] = checkpointAt{ck, r.Timestamp}
+	g, ok := cs.groupIDs[ck.Group]
+	if !ok {
+		g = int32(len(cs.groups))
+		cs.groupIDs[ck.Group] = g
+		cs.groups = append(cs.groups, ck.Group)
+		cs.newestOf = append(cs.newestOf, time.Time{})
+	}
+	t, ok := cs.topicIDs[ck.Topic]
+	if !ok {
+		t = int32(len(cs.topics))
+		cs.topicIDs[ck.Topic] = t
+		cs.topics = append(cs.topics, ck.Topic)
+	}
+	ck.Group, ck.Topic = cs.groups[g], cs.topics[t]
+	k := checkpointKey{g, t, ck.Partition}
+	if i, ok := cs.at[k]; ok {
+		cs.recs[i] = checkpointAt{ck, r.Timestamp}
+	} else {
+		cs.at[k] = int32(len(cs.recs))
+		cs.recs = append(cs.recs, checkpointAt{ck, r.Timestamp})
+	}
 	if r.Timestamp.After(cs.newest) {
 		cs.newest = r.Timestamp
 	}
-	if r.Timestamp.After(cs.newestOf[ck.Group]) {
-		cs.newestOf[ck.Group] = r.Timestamp
+	if r.Timestamp.After(cs.newestOf[g]) {
+		cs.newestOf[g] = r.Timestamp
 	}
+}
+
+// newestOfGroup is the newest record time of group's checkpoints; false
+// when it has none.
+func (cs *checkpointIndex) newestOfGroup(group string) (time.Time, bool) {
+	g, ok := cs.groupIDs[group]
+	if !ok {
+		return time.Time{}, false
+	}
+	return cs.newestOf[g], true
 }
 
 // byGroup is each group's newest checkpoints, sorted by topic and
 // partition.
 func (cs *checkpointIndex) byGroup() map[string][]checkpointAt {
-	n := map[string]int{}
-	for k := range cs.latest {
-		n[k.group]++
+	n := make([]int, len(cs.groups))
+	for i := range cs.recs {
+		n[cs.groupIDs[cs.recs[i].Group]]++
 	}
-	out := make(map[string][]checkpointAt, len(n))
-	for g, c := range n {
-		out[g] = make([]checkpointAt, 0, c)
+	out := make(map[string][]checkpointAt, len(cs.groups))
+	for g, name := range cs.groups {
+		out[name] = make([]checkpointAt, 0, n[g])
 	}
-	for k, c := range cs.latest {
-		out[k.group] = append(out[k.group], c)
+	for _, c := range cs.recs {
+		out[c.Group] = append(out[c.Group], c)
 	}
 	for _, cks := range out {
 		slices.SortFunc(cks, func(a, b checkpointAt) int {
@@ -715,7 +751,7 @@ func (c *collector) groupRows(groups []string, cs *checkpointIndex, byGroup map[
 	out := make([]GroupLag, 0, len(groups))
 	for _, g := range groups {
 		gl := GroupLag{Group: g, Partitions: []GroupPartition{}}
-		if ts, ok := cs.newestOf[g]; ok {
+		if ts, ok := cs.newestOfGroup(g); ok {
 			age := max(0, c.now.Sub(ts).Milliseconds())
 			gl.CheckpointAgeMs = &age
 		}
