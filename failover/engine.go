@@ -1,12 +1,14 @@
 package failover
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -266,34 +268,91 @@ func (e *Engine) readCheckpoints(ctx context.Context, groups map[string]bool) (m
 // checkpoint record time of any group (the mirror's liveness).
 func (e *Engine) readCheckpointsNewest(ctx context.Context, groups map[string]bool) (map[string][]checkpointRec, time.Time, error) {
 	topic := e.flow.Policy.CheckpointsTopic(e.flow.Source)
-	type key struct {
-		g, t string
-		p    int32
-	}
-	last := map[key]checkpointRec{}
-	var newest time.Time
-	err := replicate.ReadInternalTopic(ctx, e.clients, e.flow.Target, topic, func(r *kgo.Record) {
-		ck, err := mm2.DecodeCheckpoint(r.Key, r.Value)
-		if err != nil {
-			e.log.Debug("skipping undecodable checkpoint", "topic", topic, "offset", r.Offset, "err", err)
-			return
-		}
-		if r.Timestamp.After(newest) {
-			newest = r.Timestamp
-		}
-		if groups != nil && !groups[ck.Group] {
-			return
-		}
-		last[key{ck.Group, ck.Topic, ck.Partition}] = checkpointRec{ck, r.Timestamp}
-	})
-	if err != nil {
+	ix := newCheckpointIndex(groups, e.log, topic)
+	if err := replicate.ReadInternalTopic(ctx, e.clients, e.flow.Target, topic, ix.add); err != nil {
 		return nil, time.Time{}, fmt.Errorf("read checkpoints: %w", err)
 	}
-	out := map[string][]checkpointRec{}
-	for k, c := range last {
-		out[k.g] = append(out[k.g], c)
+	return ix.byGroup(), ix.newest, nil
+}
+
+// checkpointKey is a checkpoint's key: group, remote topic (their numbers
+// in a checkpointIndex) and partition. Twelve bytes without pointers: the
+// index of 10 million checkpoints hashes and the collector scans less.
+type checkpointKey struct {
+	g, t, p int32
+}
+
+// checkpointIndex keeps the newest checkpoint per key of the records of a
+// checkpoints topic given to add in log order, for the groups asked (nil:
+// every group), and the newest record time of any group. Group and topic
+// names are kept once each (the decoded copies are dropped).
+type checkpointIndex struct {
+	groups map[string]bool
+	names  map[string]int32 // group and topic names, numbered
+	byName []string         // the names by number
+	at     map[checkpointKey]int32
+	recs   []checkpointRec // in the order their keys were first seen
+	newest time.Time
+	log    *slog.Logger
+	topic  string
+}
+
+func newCheckpointIndex(groups map[string]bool, log *slog.Logger, topic string) *checkpointIndex {
+	return &checkpointIndex{groups: groups, names: map[string]int32{}, at: map[checkpointKey]int32{}, log: log, topic: topic}
+}
+
+// name numbers s, the first time it is seen, and returns its number and
+// the copy of it the index keeps.
+func (ix *checkpointIndex) name(s string) (int32, string) {
+	if n, ok := ix.names[s]; ok {
+		return n, ix.byName[n]
 	}
-	return out, newest, nil
+	n := int32(len(ix.byName))
+	ix.names[s] = n
+	ix.byName = append(ix.byName, s)
+	return n, s
+}
+
+// add decodes r (MM2's Checkpoint key and value); undecodable records are
+// skipped.
+func (ix *checkpointIndex) add(r *kgo.Record) {
+	ck, err := mm2.DecodeCheckpoint(r.Key, r.Value)
+	if err != nil {
+		ix.log.Debug("skipping undecodable checkpoint", "topic", ix.topic, "offset", r.Offset, "err", err)
+		return
+	}
+	if r.Timestamp.After(ix.newest) {
+		ix.newest = r.Timestamp
+	}
+	if ix.groups != nil && !ix.groups[ck.Group] {
+		return
+	}
+	var k checkpointKey
+	k.g, ck.Group = ix.name(ck.Group)
+	k.t, ck.Topic = ix.name(ck.Topic)
+	k.p = ck.Partition
+	if i, ok := ix.at[k]; ok {
+		ix.recs[i] = checkpointRec{ck, r.Timestamp}
+		return
+	}
+	ix.at[k] = int32(len(ix.recs))
+	ix.recs = append(ix.recs, checkpointRec{ck, r.Timestamp})
+}
+
+// byGroup is the newest checkpoints by group, in no order.
+func (ix *checkpointIndex) byGroup() map[string][]checkpointRec {
+	n := map[string]int{}
+	for i := range ix.recs {
+		n[ix.recs[i].Group]++
+	}
+	out := make(map[string][]checkpointRec, len(n))
+	for g, c := range n {
+		out[g] = make([]checkpointRec, 0, c)
+	}
+	for _, c := range ix.recs {
+		out[c.Group] = append(out[c.Group], c)
+	}
+	return out
 }
 
 // newestHeartbeat is the time of the flow's newest heartbeat in the
@@ -514,10 +573,11 @@ func (e *Engine) translate(ctx context.Context, groups []string, mode Mode, targ
 			return nil, err
 		}
 	}
+	sourceNames := map[string]string{} // checkpointRows' memo
 	for _, g := range groups {
 		gt := GroupTranslation{Group: g}
 		if mode == ModeCheckpoint || !sourceUp {
-			gt.Partitions = checkpointRows(e, cks[g], exactRows[g])
+			gt.Partitions = checkpointRows(e, cks[g], exactRows[g], sourceNames)
 			for i := range gt.Partitions {
 				r := &gt.Partitions[i]
 				r.SourceUp = sourceUp && srcGroupErrs[g] == nil
@@ -617,20 +677,33 @@ func (e *Engine) probeSource(ctx context.Context, groups []string, mode Mode) (o
 }
 
 // checkpointRows turns a group's checkpoints into rows; with exact rows at
-// hand (source up) it fills Rereads by comparison.
-func checkpointRows(e *Engine, cks []checkpointRec, exact []Translation) []Translation {
+// hand (source up) it fills Rereads by comparison. sourceNames memoizes
+// each remote topic's source topic across the groups of one translation
+// (e.sourceTopic splits the name).
+func checkpointRows(e *Engine, cks []checkpointRec, exact []Translation, sourceNames map[string]string) []Translation {
 	byTP := map[tpKey]Translation{}
 	for _, x := range exact {
 		byTP[tpKey{x.Topic, x.Partition}] = x
 	}
 	var out []Translation
-	for _, c := range cks {
-		st := c.Topic
-		if s, ok := e.sourceTopic(c.Topic); ok {
-			st = s
+	if len(cks) > 0 {
+		out = make([]Translation, 0, len(cks))
+	}
+	// The rows' offsets in one allocation, not two per row.
+	offs := make([]int64, 2*len(cks))
+	for i, c := range cks {
+		st, ok := sourceNames[c.Topic]
+		if !ok {
+			st = c.Topic
+			if s, ok := e.sourceTopic(c.Topic); ok {
+				st = s
+			}
+			sourceNames[c.Topic] = st
 		}
+		up, down := &offs[2*i], &offs[2*i+1]
+		*up, *down = c.UpstreamOffset, c.DownstreamOffset
 		row := Translation{SourceTopic: st, Topic: c.Topic, Partition: c.Partition, Mode: ModeCheckpoint,
-			SourceOffset: ptr(c.UpstreamOffset), TargetOffset: ptr(c.DownstreamOffset), Metadata: c.Metadata, CheckpointTime: c.at}
+			SourceOffset: up, TargetOffset: down, Metadata: c.Metadata, CheckpointTime: c.at}
 		if x, ok := byTP[tpKey{c.Topic, c.Partition}]; ok && x.TargetOffset != nil && x.Rereads != nil && *x.Rereads == 0 &&
 			x.SourceOffset != nil && *x.SourceOffset == c.UpstreamOffset {
 			d := *x.TargetOffset - c.DownstreamOffset
@@ -645,11 +718,11 @@ func checkpointRows(e *Engine, cks []checkpointRec, exact []Translation) []Trans
 }
 
 func sortRows(rows []Translation) {
-	sort.Slice(rows, func(i, j int) bool {
-		if rows[i].Topic != rows[j].Topic {
-			return rows[i].Topic < rows[j].Topic
+	slices.SortFunc(rows, func(a, b Translation) int {
+		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+			return c
 		}
-		return rows[i].Partition < rows[j].Partition
+		return cmp.Compare(a.Partition, b.Partition)
 	})
 }
 

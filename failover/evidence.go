@@ -3,6 +3,7 @@ package failover
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -183,7 +184,7 @@ func Unknown(n int64) string {
 	if n < 0 {
 		return "unknown"
 	}
-	return fmt.Sprint(n)
+	return strconv.FormatInt(n, 10)
 }
 
 func seenAt(t time.Time) string {

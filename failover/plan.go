@@ -1,10 +1,11 @@
 package failover
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -284,74 +285,13 @@ func (e *Engine) PlanFailover(ctx context.Context, opts PlanOptions) (*Plan, err
 	if maxAge <= 0 {
 		maxAge = 3 * e.flow.CheckpointsInterval
 	}
-	var lags map[tpKey]time.Duration
-	var lagErr error
+	in := planInputs{tr: tr, states: states, current: current, curErrs: curErrs}
 	if opts.MaxLag > 0 {
-		lags, lagErr = e.lags(ctx, tr)
+		in.lags, in.lagErr = e.lags(ctx, tr)
 	}
-	for _, gt := range tr.Groups {
-		gp := GroupPlan{Group: gt.Group}
-		st := states[gt.Group]
-		setState(&gp, st, e.flow.Target)
-		block := blockAction(st)
-		if gt.Error != "" {
-			gp.Refused = append(gp.Refused, fmt.Sprintf("commits of group %s on %s unknown: %s; nothing is committed to it", gt.Group, e.flow.Source, gt.Error))
-		}
-		if err := curErrs[gt.Group]; err != nil {
-			gp.Refused = append(gp.Refused, fmt.Sprintf("commits of group %s on %s unknown: %v; nothing is committed to it", gt.Group, e.flow.Target, err))
-			block = ActionSkipUnknown
-		}
-		seen := map[tpKey]bool{}
-		for _, t := range gt.Partitions {
-			seen[tpKey{t.Topic, t.Partition}] = true
-			cur, cerr := currentOf(current[gt.Group], t.Topic, t.Partition)
-			pp := PartitionPlan{Translation: t, Current: cur}
-			pp.Action = decide(pp.SourceOffset, pp.TargetOffset, pp.Current, t.NotReplicated, block, opts.AllowRewind)
-			if t.Error != "" || cerr != nil {
-				pp.Action = ActionSkipUnknown
-				why := t.Error
-				if cerr != nil {
-					why = fmt.Sprintf("fetch the group's offset of %s[%d] on %s: %v", t.Topic, t.Partition, e.flow.Target, cerr)
-					pp.Reason = strings.TrimPrefix(pp.Reason+"; "+why, "; ")
-				}
-				gp.Refused = append(gp.Refused, fmt.Sprintf("%s; nothing is committed to group %s", why, gt.Group))
-			}
-			if t.Mode == ModeCheckpoint && !t.CheckpointTime.IsZero() {
-				v := freshness.Judge(freshness.Checkpoint{Upstream: *t.SourceOffset, Written: t.CheckpointTime},
-					freshness.Source{Up: t.SourceUp, Commit: t.SourceCommit, Alias: e.flow.Source}, tr.MirrorLive, e.now(), maxAge)
-				if !v.Current {
-					gp.Refused = append(gp.Refused, fmt.Sprintf("checkpoint for %s[%d] is not current: %s", t.Topic, t.Partition, v.Reason))
-				}
-			}
-			if opts.MaxLag > 0 && t.SourceTopic != "" {
-				if lagErr != nil {
-					gp.Refused = append(gp.Refused, fmt.Sprintf("replication lag of %s[%d] unknown: %v", t.SourceTopic, t.Partition, lagErr))
-				} else if l := lags[tpKey{t.SourceTopic, t.Partition}]; l >= opts.MaxLag {
-					gp.Refused = append(gp.Refused, fmt.Sprintf("replication lag of %s[%d] is %s, not under --max-lag %s", t.SourceTopic, t.Partition, l.Round(time.Millisecond), opts.MaxLag))
-				}
-			}
-			gp.Partitions = append(gp.Partitions, pp)
-		}
-		// Target commits on the flow's remote topics with no translation.
-		current[gt.Group].Each(func(o kadm.OffsetResponse) {
-			st, ok := e.sourceTopic(o.Topic)
-			if !ok || seen[tpKey{o.Topic, o.Partition}] || o.Err != nil {
-				return
-			}
-			cur, _ := currentOf(current[gt.Group], o.Topic, o.Partition)
-			pp := PartitionPlan{Translation: Translation{SourceTopic: st, Topic: o.Topic, Partition: o.Partition, Mode: mode,
-				Reason: "no translation: no commit or checkpoint for this partition"}, Current: cur}
-			pp.Action = ActionSkipNoTranslation
-			if block != "" {
-				pp.Action = block
-			}
-			gp.Partitions = append(gp.Partitions, pp)
-		})
-		sortPlans(gp.Partitions)
-		if gp.Partitions == nil {
-			gp.Partitions = []PartitionPlan{}
-		}
-		plan.Groups = append(plan.Groups, gp)
+	plan.Groups = make([]GroupPlan, 0, len(tr.Groups))
+	for i := range tr.Groups {
+		plan.Groups = append(plan.Groups, e.planGroup(&tr.Groups[i], &in, opts, mode, maxAge))
 	}
 	if err := e.checkRanges(ctx, plan, opts.ClampOffsets); err != nil {
 		return nil, err
@@ -359,12 +299,119 @@ func (e *Engine) PlanFailover(ctx context.Context, opts PlanOptions) (*Plan, err
 	return plan, nil
 }
 
-func sortPlans(ps []PartitionPlan) {
-	sort.Slice(ps, func(i, j int) bool {
-		if ps[i].Topic != ps[j].Topic {
-			return ps[i].Topic < ps[j].Topic
+// planInputs is what PlanFailover reads from the clusters before it
+// decides: the translation, the groups' states and current commits on the
+// target (with the groups whose commits could not be read), and with
+// MaxLag the replication lag per source partition.
+type planInputs struct {
+	tr      *TranslateResult
+	states  map[string]groupstate.State
+	current map[string]kadm.OffsetResponses
+	curErrs map[string]error
+	lags    map[tpKey]time.Duration
+	lagErr  error
+	// down is the verdict on every checkpoint row whose source did not
+	// answer: it depends only on the mirror's liveness, now and the
+	// maximum age, so it is judged once (set by judge).
+	down *freshness.Verdict
+}
+
+// judge is freshness.Judge of checkpoint row t.
+func (in *planInputs) judge(e *Engine, t *Translation, maxAge time.Duration) freshness.Verdict {
+	ck := freshness.Checkpoint{Upstream: *t.SourceOffset, Written: t.CheckpointTime}
+	src := freshness.Source{Up: t.SourceUp, Commit: t.SourceCommit, Alias: e.flow.Source}
+	if t.SourceUp {
+		return freshness.Judge(ck, src, in.tr.MirrorLive, e.now(), maxAge)
+	}
+	if in.down == nil {
+		v := freshness.Judge(ck, src, in.tr.MirrorLive, e.now(), maxAge)
+		in.down = &v
+	}
+	return *in.down
+}
+
+// planGroup decides one translated group's plan from in: an action per
+// partition, the prechecks' refusals, and a skip row for each target
+// commit on the flow's remote topics with no translation. It reads no
+// cluster.
+func (e *Engine) planGroup(gt *GroupTranslation, in *planInputs, opts PlanOptions, mode Mode, maxAge time.Duration) GroupPlan {
+	gp := GroupPlan{Group: gt.Group}
+	st := in.states[gt.Group]
+	setState(&gp, st, e.flow.Target)
+	block := blockAction(st)
+	if gt.Error != "" {
+		gp.Refused = append(gp.Refused, fmt.Sprintf("commits of group %s on %s unknown: %s; nothing is committed to it", gt.Group, e.flow.Source, gt.Error))
+	}
+	if err := in.curErrs[gt.Group]; err != nil {
+		gp.Refused = append(gp.Refused, fmt.Sprintf("commits of group %s on %s unknown: %v; nothing is committed to it", gt.Group, e.flow.Target, err))
+		block = ActionSkipUnknown
+	}
+	current := in.current[gt.Group]
+	gp.Partitions = make([]PartitionPlan, 0, len(gt.Partitions)+len(current))
+	// seen is needed only to find target commits with no translation.
+	var seen map[tpKey]bool
+	if len(current) > 0 {
+		seen = make(map[tpKey]bool, len(gt.Partitions))
+	}
+	for _, t := range gt.Partitions {
+		if seen != nil {
+			seen[tpKey{t.Topic, t.Partition}] = true
 		}
-		return ps[i].Partition < ps[j].Partition
+		cur, cerr := currentOf(current, t.Topic, t.Partition)
+		pp := PartitionPlan{Translation: t, Current: cur}
+		pp.Action = decide(pp.SourceOffset, pp.TargetOffset, pp.Current, t.NotReplicated, block, opts.AllowRewind)
+		if t.Error != "" || cerr != nil {
+			pp.Action = ActionSkipUnknown
+			why := t.Error
+			if cerr != nil {
+				why = fmt.Sprintf("fetch the group's offset of %s[%d] on %s: %v", t.Topic, t.Partition, e.flow.Target, cerr)
+				pp.Reason = strings.TrimPrefix(pp.Reason+"; "+why, "; ")
+			}
+			gp.Refused = append(gp.Refused, fmt.Sprintf("%s; nothing is committed to group %s", why, gt.Group))
+		}
+		if t.Mode == ModeCheckpoint && !t.CheckpointTime.IsZero() {
+			v := in.judge(e, &t, maxAge)
+			if !v.Current {
+				gp.Refused = append(gp.Refused, fmt.Sprintf("checkpoint for %s[%d] is not current: %s", t.Topic, t.Partition, v.Reason))
+			}
+		}
+		if opts.MaxLag > 0 && t.SourceTopic != "" {
+			if in.lagErr != nil {
+				gp.Refused = append(gp.Refused, fmt.Sprintf("replication lag of %s[%d] unknown: %v", t.SourceTopic, t.Partition, in.lagErr))
+			} else if l := in.lags[tpKey{t.SourceTopic, t.Partition}]; l >= opts.MaxLag {
+				gp.Refused = append(gp.Refused, fmt.Sprintf("replication lag of %s[%d] is %s, not under --max-lag %s", t.SourceTopic, t.Partition, l.Round(time.Millisecond), opts.MaxLag))
+			}
+		}
+		gp.Partitions = append(gp.Partitions, pp)
+	}
+	// Target commits on the flow's remote topics with no translation.
+	current.Each(func(o kadm.OffsetResponse) {
+		st, ok := e.sourceTopic(o.Topic)
+		if !ok || seen[tpKey{o.Topic, o.Partition}] || o.Err != nil {
+			return
+		}
+		cur, _ := currentOf(current, o.Topic, o.Partition)
+		pp := PartitionPlan{Translation: Translation{SourceTopic: st, Topic: o.Topic, Partition: o.Partition, Mode: mode,
+			Reason: "no translation: no commit or checkpoint for this partition"}, Current: cur}
+		pp.Action = ActionSkipNoTranslation
+		if block != "" {
+			pp.Action = block
+		}
+		gp.Partitions = append(gp.Partitions, pp)
+	})
+	sortPlans(gp.Partitions)
+	if gp.Partitions == nil {
+		gp.Partitions = []PartitionPlan{}
+	}
+	return gp
+}
+
+func sortPlans(ps []PartitionPlan) {
+	slices.SortFunc(ps, func(a, b PartitionPlan) int {
+		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Partition, b.Partition)
 	})
 }
 

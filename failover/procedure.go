@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -412,9 +413,26 @@ func (e *Engine) unplannedBounds(ctx context.Context, p *Procedure, plan *Plan) 
 	if err != nil {
 		return err
 	}
-	vals := e.readProgressValues(ctx)
-	for _, g := range plan.Groups {
-		for _, pp := range g.Partitions {
+	addBounds(p, plan, ends, e.readProgressValues(ctx))
+	p.RPO.How = fmt.Sprintf("a bound, from what %s holds: at least %d source records were not mirrored when the mirror last wrote its progress (each partition's seen_at), "+
+		"and the source may have taken more before it went away; each group reads again at most reread_max records per partition", e.flow.Target, p.RPO.Records)
+	return nil
+}
+
+// addBounds appends to p a Bound per row of plan with a source offset,
+// from the remote partitions' end offsets on the target and the progress
+// values the mirror last wrote, and adds the records not mirrored to p's
+// RPO. It reads no cluster.
+func addBounds(p *Procedure, plan *Plan, ends map[tpKey]int64, vals map[tpKey]progress.Value) {
+	n := 0
+	for gi := range plan.Groups {
+		n += len(plan.Groups[gi].Partitions)
+	}
+	p.Bounds = slices.Grow(p.Bounds, n)
+	for gi := range plan.Groups {
+		g := &plan.Groups[gi]
+		for i := range g.Partitions {
+			pp := &g.Partitions[i]
 			if pp.SourceOffset == nil || pp.SourceTopic == "" {
 				continue
 			}
@@ -440,18 +458,17 @@ func (e *Engine) unplannedBounds(ctx context.Context, p *Procedure, plan *Plan) 
 			p.Bounds = append(p.Bounds, b)
 		}
 	}
-	p.RPO.How = fmt.Sprintf("a bound, from what %s holds: at least %d source records were not mirrored when the mirror last wrote its progress (each partition's seen_at), "+
-		"and the source may have taken more before it went away; each group reads again at most reread_max records per partition", e.flow.Target, p.RPO.Records)
-	return nil
 }
 
 // targetEnds lists the end offsets of plan's remote topics on the target.
 func (e *Engine) targetEnds(ctx context.Context, plan *Plan) (map[tpKey]int64, error) {
-	var topics []string
+	// Each topic once: a plan names it in every group's rows, and kadm
+	// puts every name it is given in the Metadata request.
+	topics := map[string]bool{}
 	for _, g := range plan.Groups {
 		for _, pp := range g.Partitions {
 			if pp.Topic != "" {
-				topics = append(topics, pp.Topic)
+				topics[pp.Topic] = true
 			}
 		}
 	}
@@ -463,7 +480,7 @@ func (e *Engine) targetEnds(ctx context.Context, plan *Plan) (map[tpKey]int64, e
 	if err != nil {
 		return nil, err
 	}
-	listed, err := adm.ListEndOffsets(ctx, topics...)
+	listed, err := adm.ListEndOffsets(ctx, keys(topics)...)
 	if err != nil {
 		return nil, fmt.Errorf("list end offsets on %s: %w", e.flow.Target, err)
 	}

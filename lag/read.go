@@ -1,13 +1,17 @@
 package lag
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mirrorctl/mirrorctl/replicate"
@@ -607,64 +611,160 @@ func (c *collector) heartbeatAge(ctx context.Context, tgt *kadm.Client) (*int64,
 // groupLag reads the checkpoints topic of the flow on the target and
 // compares each group's newest checkpoints with its source commits.
 func (c *collector) groupLag(ctx context.Context, src *kadm.Client, syncs *syncstore.Store, remoteToSource map[string]string) ([]GroupLag, error) {
-	type ckKey struct {
-		group, topic string
-		partition    int32
-	}
-	latest := map[ckKey]mm2.Checkpoint{}
-	latestTs := map[ckKey]time.Time{}
-	newestTs := map[string]time.Time{}
+	cs := newCheckpointIndex()
 	topic := c.fc.Policy.CheckpointsTopic(c.fc.Source)
-	err := replicate.ReadInternalTopic(ctx, c.clients, c.fc.Target, topic, func(r *kgo.Record) {
-		ck, err := mm2.DecodeCheckpoint(r.Key, r.Value)
-		if err != nil {
-			return
-		}
-		latest[ckKey{ck.Group, ck.Topic, ck.Partition}] = ck
-		latestTs[ckKey{ck.Group, ck.Topic, ck.Partition}] = r.Timestamp
-		if r.Timestamp.After(c.newestCheckpoint) {
-			c.newestCheckpoint = r.Timestamp
-		}
-		if r.Timestamp.After(newestTs[ck.Group]) {
-			newestTs[ck.Group] = r.Timestamp
-		}
-	})
-	if err != nil {
+	if err := replicate.ReadInternalTopic(ctx, c.clients, c.fc.Target, topic, cs.add); err != nil {
 		return nil, err
+	}
+	if cs.newest.After(c.newestCheckpoint) {
+		c.newestCheckpoint = cs.newest
 	}
 	groups := c.groups
 	if len(groups) == 0 {
-		for g := range newestTs {
-			groups = append(groups, g)
-		}
+		groups = slices.Clone(cs.groups)
 		sort.Strings(groups)
 	}
-	byGroup := map[string][]mm2.Checkpoint{}
-	for _, ck := range latest {
-		byGroup[ck.Group] = append(byGroup[ck.Group], ck)
+	byGroup := cs.byGroup()
+	var fetched kadm.FetchOffsetsResponses
+	if src != nil { // nil: the source does not answer, commits unknown
+		var want []string
+		for _, g := range groups {
+			if len(byGroup[g]) > 0 {
+				want = append(want, g)
+			}
+		}
+		fetched = src.FetchManyOffsets(ctx, want...)
 	}
-	out := []GroupLag{}
+	return c.groupRows(groups, cs, byGroup, src != nil, fetched, syncs, remoteToSource)
+}
+
+// checkpointKey is a checkpoint's key: group and remote topic (their
+// numbers in a checkpointIndex) and partition. Twelve bytes without
+// pointers: the index of 10 million checkpoints hashes and the collector
+// scans less.
+type checkpointKey struct {
+	group, topic, partition int32
+}
+
+// checkpointAt is a checkpoint and its record's timestamp.
+type checkpointAt struct {
+	mm2.Checkpoint
+	at time.Time
+}
+
+// checkpointIndex keeps, of the records of a checkpoints topic given to add
+// in log order, the newest checkpoint per key, the newest record time per
+// group and the newest of all. Group and topic names are kept once each
+// (the decoded copies are dropped).
+type checkpointIndex struct {
+	groupIDs map[string]int32
+	groups   []string    // by number
+	newestOf []time.Time // per group number
+	topicIDs map[string]int32
+	topics   []string // by number
+	at       map[checkpointKey]int32
+	recs     []checkpointAt // in the order their keys were first seen
+	newest   time.Time
+}
+
+func newCheckpointIndex() *checkpointIndex {
+	return &checkpointIndex{groupIDs: map[string]int32{}, topicIDs: map[string]int32{}, at: map[checkpointKey]int32{}}
+}
+
+// add decodes r (MM2's Checkpoint key and value); undecodable records are
+// skipped.
+func (cs *checkpointIndex) add(r *kgo.Record) {
+	ck, err := mm2.DecodeCheckpoint(r.Key, r.Value)
+	if err != nil {
+		return
+	}
+	g, ok := cs.groupIDs[ck.Group]
+	if !ok {
+		g = int32(len(cs.groups))
+		cs.groupIDs[ck.Group] = g
+		cs.groups = append(cs.groups, ck.Group)
+		cs.newestOf = append(cs.newestOf, time.Time{})
+	}
+	t, ok := cs.topicIDs[ck.Topic]
+	if !ok {
+		t = int32(len(cs.topics))
+		cs.topicIDs[ck.Topic] = t
+		cs.topics = append(cs.topics, ck.Topic)
+	}
+	ck.Group, ck.Topic = cs.groups[g], cs.topics[t]
+	k := checkpointKey{g, t, ck.Partition}
+	if i, ok := cs.at[k]; ok {
+		cs.recs[i] = checkpointAt{ck, r.Timestamp}
+	} else {
+		cs.at[k] = int32(len(cs.recs))
+		cs.recs = append(cs.recs, checkpointAt{ck, r.Timestamp})
+	}
+	if r.Timestamp.After(cs.newest) {
+		cs.newest = r.Timestamp
+	}
+	if r.Timestamp.After(cs.newestOf[g]) {
+		cs.newestOf[g] = r.Timestamp
+	}
+}
+
+// newestOfGroup is the newest record time of group's checkpoints; false
+// when it has none.
+func (cs *checkpointIndex) newestOfGroup(group string) (time.Time, bool) {
+	g, ok := cs.groupIDs[group]
+	if !ok {
+		return time.Time{}, false
+	}
+	return cs.newestOf[g], true
+}
+
+// byGroup is each group's newest checkpoints, sorted by topic and
+// partition.
+func (cs *checkpointIndex) byGroup() map[string][]checkpointAt {
+	n := make([]int, len(cs.groups))
+	for i := range cs.recs {
+		n[cs.groupIDs[cs.recs[i].Group]]++
+	}
+	out := make(map[string][]checkpointAt, len(cs.groups))
+	for g, name := range cs.groups {
+		out[name] = make([]checkpointAt, 0, n[g])
+	}
+	for _, c := range cs.recs {
+		out[c.Group] = append(out[c.Group], c)
+	}
+	for _, cks := range out {
+		slices.SortFunc(cks, func(a, b checkpointAt) int {
+			if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.Partition, b.Partition)
+		})
+	}
+	return out
+}
+
+// groupRows builds a GroupLag per group of groups from its checkpoints
+// (byGroup, cs) and, when fetchedOK, its source commits in fetched; it
+// reads no cluster. A group whose commits could not be fetched fails it
+// (see fetchedOffsets).
+func (c *collector) groupRows(groups []string, cs *checkpointIndex, byGroup map[string][]checkpointAt, fetchedOK bool,
+	fetched kadm.FetchOffsetsResponses, syncs *syncstore.Store, remoteToSource map[string]string) ([]GroupLag, error) {
+	out := make([]GroupLag, 0, len(groups))
 	for _, g := range groups {
 		gl := GroupLag{Group: g, Partitions: []GroupPartition{}}
-		if ts, ok := newestTs[g]; ok {
+		if ts, ok := cs.newestOfGroup(g); ok {
 			age := max(0, c.now.Sub(ts).Milliseconds())
 			gl.CheckpointAgeMs = &age
 		}
 		cks := byGroup[g]
 		if len(cks) > 0 {
 			var committed kadm.OffsetResponses
-			if src != nil { // nil: the source does not answer, commits unknown
+			if fetchedOK {
 				var err error
-				if committed, err = src.FetchOffsets(ctx, g); err != nil {
+				if committed, err = fetchedOffsets(fetched, g); err != nil {
 					return nil, fmt.Errorf("flow %s: fetch offsets of group %s on %s: %w", c.fc.Name(), g, c.fc.Source, err)
 				}
 			}
-			sort.Slice(cks, func(i, j int) bool {
-				if cks[i].Topic != cks[j].Topic {
-					return cks[i].Topic < cks[j].Topic
-				}
-				return cks[i].Partition < cks[j].Partition
-			})
+			gl.Partitions = make([]GroupPartition, 0, len(cks))
 			for _, ck := range cks {
 				srcTopic, ok := remoteToSource[ck.Topic]
 				if !ok {
@@ -675,7 +775,7 @@ func (c *collector) groupLag(ctx context.Context, src *kadm.Client, syncs *syncs
 				}
 				gp := GroupPartition{Topic: ck.Topic, Partition: ck.Partition, CommittedOffset: -1,
 					UpstreamOffset: ck.UpstreamOffset, DownstreamOffset: ck.DownstreamOffset,
-					CheckpointAgeMs: max(0, c.now.Sub(latestTs[ckKey{g, ck.Topic, ck.Partition}]).Milliseconds())}
+					CheckpointAgeMs: max(0, c.now.Sub(ck.at).Milliseconds())}
 				if o, ok := committed.Lookup(srcTopic, ck.Partition); ok && o.Err == nil && o.At >= 0 {
 					gp.CommittedOffset = o.At
 					gp.Rereads = max(0, o.At-ck.UpstreamOffset)
@@ -690,6 +790,35 @@ func (c *collector) groupLag(ctx context.Context, src *kadm.Client, syncs *syncs
 		out = append(out, gl)
 	}
 	return out, nil
+}
+
+// fetchedOffsets is group's answer in fetched (kadm's FetchManyOffsets:
+// one OffsetFetch per coordinator for every group, where FetchOffsets sent
+// one request per group) with FetchOffsets' failure contract: the group's
+// error, or an authorization error on any of its partitions as a
+// *kadm.AuthError, fails the whole group.
+func fetchedOffsets(fetched kadm.FetchOffsetsResponses, group string) (kadm.OffsetResponses, error) {
+	r, ok := fetched[group]
+	if !ok {
+		return nil, errors.New("no answer for the group")
+	}
+	if r.Err != nil {
+		return nil, r.Err
+	}
+	var authErr error
+	r.Fetched.Each(func(o kadm.OffsetResponse) {
+		if authErr == nil && isAuthErr(o.Err) {
+			authErr = &kadm.AuthError{Err: o.Err}
+		}
+	})
+	return r.Fetched, authErr
+}
+
+// isAuthErr reports the authorization errors kadm turns into a
+// *kadm.AuthError.
+func isAuthErr(err error) bool {
+	return errors.Is(err, kerr.ClusterAuthorizationFailed) || errors.Is(err, kerr.TopicAuthorizationFailed) || errors.Is(err, kerr.GroupAuthorizationFailed) ||
+		errors.Is(err, kerr.TransactionalIDAuthorizationFailed) || errors.Is(err, kerr.DelegationTokenAuthorizationFailed)
 }
 
 // probeTimeout bounds the look at whether the source answers.

@@ -780,7 +780,7 @@ func toResult(plan *failover.Plan) Result {
 
 func render(opts *Options, plan *failover.Plan) error {
 	if opts.Output() == output.FormatJSON {
-		return output.WriteJSON(opts.IO.Out, toResult(plan))
+		return writeResultJSON(opts.IO.Out, plan)
 	}
 	back := plan.Direction == failover.Failback
 	headers := []string{"group", "topic", "partition", "source offset", "target offset", "current", "action", "mode", "rereads"}

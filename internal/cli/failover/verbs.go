@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -512,7 +513,7 @@ func (v *verb) finish(proc *failover.Procedure, ev *failover.Evidence, acted boo
 		}
 	}
 	if v.Output() == output.FormatJSON {
-		if err := output.WriteJSON(v.IO.Out, toVerbResult(proc, ev, paths)); err != nil {
+		if err := writeVerbResultJSON(v.IO.Out, proc, ev, paths); err != nil {
 			return err
 		}
 	} else if err := v.renderTables(proc); err != nil {
@@ -560,7 +561,7 @@ func (v *verb) renderTables(proc *failover.Procedure) error {
 	}
 	t := output.NewTable("group", "source topic", "partition", "checkpoint", "committed", "target end", "copied", "source end seen", "reread max", "not mirrored min")
 	for _, b := range proc.Bounds {
-		t.AddRow(b.Group, b.SourceTopic, fmt.Sprint(b.Partition), fmt.Sprint(b.Checkpoint), failover.Unknown(b.Committed), failover.Unknown(b.TargetEnd),
+		t.AddRow(b.Group, b.SourceTopic, strconv.Itoa(int(b.Partition)), strconv.FormatInt(b.Checkpoint, 10), failover.Unknown(b.Committed), failover.Unknown(b.TargetEnd),
 			failover.Unknown(b.Copied), failover.Unknown(b.SourceEnd), failover.Unknown(b.RereadMax), failover.Unknown(b.NotMirroredMin))
 	}
 	return t.Render(v.IO, v.Output())

@@ -216,7 +216,7 @@ func Run(ctx context.Context, opts *Options) error {
 		warnSourceDown(opts, res)
 		reportStopped(opts, res)
 		if opts.Output() == output.FormatJSON {
-			if err := output.WriteJSON(opts.IO.Out, res); err != nil {
+			if err := writeResultJSON(opts.IO.Out, res); err != nil {
 				return err
 			}
 		} else if err := renderTables(opts.IO.Out, opts, res); err != nil {
