@@ -322,7 +322,7 @@ const endsListBudget = 30 * time.Second
 // may predate a write the caller must see), so any number of concurrent
 // callers cost at most two listings.
 type endsLister struct {
-	mu      sync.Mutex
+	mu      sync.Mutex // guards running and next
 	running bool
 	next    *endsCall // the listing callers arriving now wait for
 }
