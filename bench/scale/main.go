@@ -51,7 +51,7 @@ const perTopic = 10
 func main() {
 	bin := flag.String("mirrorctl", "bin/mirrorctl", "path of the mirrorctl binary to measure")
 	parts := flag.String("partitions", "100,1000,3000,10000", "partition counts of the partition curve")
-	eos := flag.String("eos-partitions", "100,1000,3000", "partition counts of the exactly-once curve (one transactional producer per partition task)")
+	eos := flag.String("eos-partitions", "100,1000,3000,10000", "partition counts of the exactly-once curve (a transactional producer per partition copying, at most mirrorctl.transaction.producers.max, default 1,000, open at once)")
 	groups := flag.String("groups", "10,100,1000,5000", "group counts of the checkpoint curve")
 	groupParts := flag.Int("group-partitions", 100, "partitions every group of the checkpoint curve has committed offsets on")
 	history := flag.String("history", "10000,100000,1000000", "offset-sync records on the source before the flow starts")
@@ -548,7 +548,7 @@ func (b *bench) write(out string) error {
 		b.bin, strings.TrimSpace(firstLine(string(ver))), perTopic, runtime.NumCPU(), runtime.Version(), loadavg())
 	fmt.Fprintf(&s, "Plot: [%s](%s), seconds and peak RSS per 1,000 partitions of the copying `--once` against the partition count.\n\n", svgName(out), svgName(out))
 	partTable(&s, "## Partitions, at-least-once", b.parts, true)
-	partTable(&s, "## Partitions, exactly-once (a transactional producer per partition task)", b.eos, false)
+	partTable(&s, "## Partitions, exactly-once (a transactional producer per partition copying, at most 1,000 open at once: mirrorctl.transaction.producers.max)", b.eos, false)
 	s.WriteString("## Consumer groups: the `--once` checkpoint pass, `lag` and `failover plan --type unplanned --allow-source-up`\n\n")
 	s.WriteString("Every group has offset 5 committed on every partition of the mirrored topics (10 records each).\n\n")
 	s.WriteString("| groups | partitions | checkpoints written | replicate --once s | exit | lag s | exit | failover plan s | exit | note |\n|---|---|---|---|---|---|---|---|---|---|\n")
