@@ -43,8 +43,8 @@ func (atLeastOnce) ownProgress() bool { return false }
 
 func (atLeastOnce) open(*task) bool { return true }
 
-func (a atLeastOnce) send(ctx context.Context, t *task, r *kgo.Record, _ int64) {
-	a.w.io.data.Produce(ctx, r, t.ack)
+func (a atLeastOnce) send(_ context.Context, t *task, r *kgo.Record, _ int64) {
+	a.w.io.data.Produce(a.w.run.sendCtx, r, t.ack)
 }
 
 // passMarker counts a marker as acknowledged when nothing is in flight

@@ -216,7 +216,7 @@ func (fr *flowRunner) runHeartbeatsOnly(ctx context.Context) error {
 func (fr *flowRunner) runData(ctx context.Context, fail func(error)) error {
 	w := fr.worker
 	w.fatal = fail
-	w.run.ctx = ctx
+	w.run.ctx, w.run.sendCtx = ctx, context.WithoutCancel(ctx)
 	bgCtx, stopBg := context.WithCancel(ctx)
 	var bg sync.WaitGroup
 	defer func() { stopBg(); bg.Wait(); w.progress.close() }()

@@ -63,6 +63,12 @@ type flowIO struct {
 // runState is what the data side shares while it runs.
 type runState struct {
 	ctx context.Context // ends when the flow stops: task starts, retries and transaction loops
+	// sendCtx is ctx without its end, for the at-least-once copies: kgo
+	// fails a record whose context ended with that error even when its
+	// batch already reached the broker, so a copy sent before the stop
+	// would count as not copied, and the next run would copy it again. The
+	// stop waits for the copies' answers instead, within the stop budget.
+	sendCtx context.Context
 	// dmu, the dispatch lock, is held while a poll's records are
 	// dispatched and while tasks change between running and draining.
 	dmu sync.Mutex

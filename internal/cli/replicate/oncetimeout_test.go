@@ -1,10 +1,12 @@
 package replicate_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/mirrorctl/mirrorctl/internal/testkit"
@@ -80,6 +82,56 @@ func TestExactlyOnceFileLimit(t *testing.T) {
 	for part := int32(0); part < 48; part++ {
 		if len(got[part]) != 3 {
 			t.Errorf("%s[%d] holds %d committed copies, want 3", topic, part, len(got[part]))
+		}
+	}
+}
+
+// TestOnceTimeoutCopiesNothingTwice: --once runs stopped by their --timeout
+// in the middle of a copy of 600,000 records save positions that cover
+// exactly what reached the target, so the next runs copy each record once
+// (at-least-once, graceful stops). Before, the copies kgo had already sent
+// when the run's context ended were failed as "canceled": the saved
+// position stayed behind them and the next run copied tens of thousands of
+// records again, with no warning.
+func TestOnceTimeoutCopiesNothingTwice(t *testing.T) {
+	e := newEnv(t, "mirrorctl.stop.budget.ms = 5000\n")
+	topic := testkit.Name("twice")
+	e.CreateTopic(t, testkit.East, topic, 4, nil)
+	cl := e.Client(t, testkit.East, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	const perPartition = 150000
+	pad := strings.Repeat("x", 70)
+	for i := 0; i < perPartition; i += 1000 {
+		var recs []*kgo.Record
+		for p := int32(0); p < 4; p++ {
+			for j := i; j < i+1000; j++ {
+				recs = append(recs, &kgo.Record{Topic: topic, Partition: p, Value: []byte(fmt.Sprintf("p%d-%07d-%s", p, j, pad))})
+			}
+		}
+		if err := cl.ProduceSync(testkit.Context(t), recs...).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stopped := 0
+	for _, to := range []string{"300ms", "500ms"} {
+		if code, _, _ := run(t, "replicate", "-c", e.config, "--once", "--timeout", to); code == 1 {
+			stopped++
+		}
+	}
+	if code, _, stderr := run(t, "replicate", "-c", e.config, "--once"); code != 0 {
+		t.Fatalf("the last run: exit %d\n%s", code, stderr)
+	}
+	t.Logf("%d of 2 runs stopped by their timeout", stopped)
+	got := e.ReadAll(t, testkit.West, testkit.East+"."+topic)
+	for p := int32(0); p < 4; p++ {
+		if len(got[p]) != perPartition {
+			t.Errorf("%s[%d] holds %d copies, want %d", topic, p, len(got[p]), perPartition)
+			continue
+		}
+		for i, r := range got[p] {
+			if want := fmt.Sprintf("p%d-%07d-%s", p, i, pad); string(r.Value) != want {
+				t.Errorf("%s[%d] at %d holds %.12s, want %.12s", topic, p, i, r.Value, want)
+				break
+			}
 		}
 	}
 }
