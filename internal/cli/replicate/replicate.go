@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -95,10 +96,12 @@ func NewCmdReplicate(f *cmdutil.Factory, runF func(*ReplicateOptions) error) *co
 			"       or --once did not finish within --timeout (the partitions short of\n" +
 			"       their end are named)\n" +
 			"  2    bad flags or an invalid mm2.properties, also two aliases of one cluster\n" +
-			"       (same cluster ID) or flows that would write one remote topic\n" +
-			"  3    records did not reach the target: a gap, a recreated topic, or a record\n" +
-			"       the target refused (its partition stopped); each error names topic,\n" +
-			"       partition and offsets\n" +
+			"       (same cluster ID), flows that would write one remote topic, an instance\n" +
+			"       id a running process on the host holds, or exactly-once on a target\n" +
+			"       without transactions\n" +
+			"  3    records did not reach the target: a gap, a recreated topic, a record\n" +
+			"       the target refused (its partition stopped), or a ring; each error\n" +
+			"       names topic, partition and offsets\n" +
 			"  130  interrupted; the position was saved",
 		Example: "$ mirrorctl replicate -c mm2.properties --dry-run\n" +
 			"$ mirrorctl replicate -c mm2.properties --once -o json\n" +
@@ -113,11 +116,13 @@ func NewCmdReplicate(f *cmdutil.Factory, runF func(*ReplicateOptions) error) *co
 			default:
 				return cmdutil.FlagErrorf("--resume-unknown %q: want refuse, log-start or log-end", opts.ResumeUnknown)
 			}
-			if cmd.Flags().Changed("timeout") && (!opts.Once || opts.Timeout < 100*time.Millisecond) {
+			if cmd.Flags().Changed("timeout") && opts.Timeout != 0 {
 				if !opts.Once {
 					return cmdutil.FlagErrorf("--timeout needs --once (a continuous mirror runs until stopped)")
 				}
-				return cmdutil.FlagErrorf("--timeout %s: want at least 100ms", opts.Timeout)
+				if opts.Timeout < 100*time.Millisecond {
+					return cmdutil.FlagErrorf("--timeout %s: want at least 100ms, or 0 for no limit", opts.Timeout)
+				}
 			}
 			if opts.StopBudget < 0 || cmd.Flags().Changed("stop-budget") && opts.StopBudget < 100*time.Millisecond {
 				return cmdutil.FlagErrorf("--stop-budget %s: want at least 100ms", opts.StopBudget)
@@ -131,7 +136,7 @@ func NewCmdReplicate(f *cmdutil.Factory, runF func(*ReplicateOptions) error) *co
 	cmd.Flags().StringArrayVar(&opts.Flows, "flow", nil, "Run only this `source->target` flow (repeatable)")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "Print the topic plan per flow and change nothing")
 	cmd.Flags().BoolVar(&opts.Once, "once", false, "Copy what the sources hold now, then exit")
-	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 0, "With --once: stop after this `duration` (position saved, as when interrupted) and exit 1 naming the partitions short of their end; default no limit")
+	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 0, "With --once: stop after this `duration` (at least 100ms; position saved, as when interrupted) and exit 1 naming the partitions short of their end; 0, the default, is no limit")
 	cmd.Flags().StringVar(&opts.ResumeUnknown, "resume-unknown", "", "For a partition with no progress, no MM2 offset and no offset sync whose remote partition holds records: refuse (do not start the flow), log-start (copy again) or log-end (skip what the source holds); default: mirrorctl.resume.unknown, else refuse")
 	cmd.Flags().BoolVar(&opts.IgnoreLiveMM2, "ignore-live-mm2", false, "Start even when MirrorMaker 2 still seems to run the flow (Connect group members, fresh MM2 heartbeats)")
 	cmd.Flags().StringVar(&opts.InstanceID, "instance-id", "", "This process's group.instance.id in the flows' groups (static membership); none for dynamic (default $MIRRORCTL_INSTANCE_ID, then mirrorctl.instance.id, then <hostname>-<slot>)")
@@ -419,6 +424,17 @@ var errOnceTimeout = errors.New("--once timeout")
 // run's start (source offsets acknowledged against that end), at most ten.
 // Partitions that never ran here are left out: their owner reports them.
 func onceTimeoutError(timeout time.Duration, stats []replicate.PartitionStats) error {
+	stats = slices.Clone(stats)
+	sort.Slice(stats, func(i, j int) bool {
+		a, b := stats[i], stats[j]
+		if a.Flow != b.Flow {
+			return a.Flow < b.Flow
+		}
+		if a.Topic != b.Topic {
+			return a.Topic < b.Topic
+		}
+		return a.Partition < b.Partition
+	})
 	var short []string
 	for _, s := range stats {
 		if s.End < 0 || s.State == replicate.TaskElsewhere {
@@ -428,7 +444,6 @@ func onceTimeoutError(timeout time.Duration, stats []replicate.PartitionStats) e
 			short = append(short, fmt.Sprintf("%s %s[%d] at %d of %d", s.Flow, s.Topic, s.Partition, at, s.End))
 		}
 	}
-	sort.Strings(short)
 	msg := fmt.Sprintf("--once did not finish within --timeout %s", timeout)
 	switch n := len(short); {
 	case n == 0:

@@ -60,6 +60,9 @@ func TestNewCmdReplicate(t *testing.T) {
 		{args: "--dry-run", want: replicatecmd.ReplicateOptions{DryRun: true}},
 		{args: "--once --flow us-east->eu-west --flow a->b", want: replicatecmd.ReplicateOptions{Once: true, Flows: []string{"us-east->eu-west", "a->b"}}},
 		{args: "--dry-run --once", wantErr: "--dry-run and --once cannot be used together"},
+		{args: "--once --timeout 0", want: replicatecmd.ReplicateOptions{Once: true}},
+		{args: "--once --timeout 50ms", wantErr: "--timeout 50ms: want at least 100ms, or 0 for no limit"},
+		{args: "--timeout 1m", wantErr: "--timeout needs --once (a continuous mirror runs until stopped)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.args, func(t *testing.T) {
