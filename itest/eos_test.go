@@ -107,7 +107,8 @@ func TestCommittedOnlyOnRealKafka(t *testing.T) {
 }
 
 // The exactly-once crash test on real brokers: two processes share the
-// partitions (tasks.max = 2) while records arrive; a random one is killed
+// partitions (tasks.max = 2), each with one transactional producer that its
+// partitions take turns with, while records arrive; a random one is killed
 // with SIGKILL and started again, several times, and half-way the target
 // broker is stopped and started again. A read_committed read of the target
 // then holds every source record exactly once, in order. make test-kafka
@@ -133,9 +134,12 @@ emit.heartbeats.enabled = false
 emit.checkpoints.enabled = false
 tasks.max = 2
 eu-west.exactly.once.source.support = enabled
+mirrorctl.transaction.producers.max = 1
 us-east.consumer.session.timeout.ms = 6000
 eu-west.consumer.session.timeout.ms = 6000
 `, topic, u))
+	// One producer per process: its partitions take turns (txpool.go), so
+	// kills and handovers also land while a partition's producer is parked.
 	start := replicateStarter(t, cfg)
 	procs := []*mirrorProc{start("a0"), start("b0")}
 	// The stream lasts longer than the kills (at most 6 s apart) and the
