@@ -71,6 +71,9 @@ type aclEnv struct {
 	// foUsr is the failover principal's SCRAM user (ops-<random>) and
 	// foPrincipal its principal, "User:" + foUsr.
 	foUsr, foPrincipal string
+	// revoking counts the revokes of run-specific bindings still going on
+	// (tryUnique does not wait for them).
+	revoking sync.WaitGroup
 }
 
 // aclRun is one run: fresh names, its config, its plan.
@@ -217,6 +220,7 @@ func aclProof(t *testing.T, loc string) {
 	}
 	close(work)
 	wg.Wait()
+	e.revoking.Wait()
 
 	sort.Slice(results, func(i, j int) bool { return results[i].binding < results[j].binding })
 	var b strings.Builder
@@ -431,7 +435,16 @@ func (e *aclEnv) tryUnique(ctx context.Context, r *aclRun, without string) error
 		e.t.Fatalf("run %s has no binding %s", r.u, without)
 	}
 	e.grant(ctx, grant)
-	defer e.revoke(context.WithoutCancel(ctx), grant)
+	// The revoke touches only this run's names, so the worker need not
+	// wait for it: it goes on with its next run. aclProof waits for every
+	// revoke (e.revoking) before it reports.
+	e.revoking.Add(1)
+	defer func() {
+		go func() {
+			defer e.revoking.Done()
+			e.revoke(context.WithoutCancel(ctx), grant)
+		}()
+	}()
 	return e.operations(ctx, r)
 }
 
