@@ -47,6 +47,14 @@ func Context(t testing.TB) context.Context {
 	return ctx
 }
 
+// MetadataMinAge is how soon a kit client may refresh its metadata again:
+// 100 ms, what mirrorctl's own clients get from kafka.Options when
+// retry.backoff.ms is unset (Java's default). kgo's default, 5 s, held every
+// first read of, or produce to, a topic created a moment before (the
+// engine's internal topics, remote topics) for 5 s, which real mirrorctl
+// clients never wait.
+const MetadataMinAge = 100 * time.Millisecond
+
 var uniq atomic.Int64
 
 // Name returns prefix-N with N unique in this test process, for topics,
@@ -68,10 +76,11 @@ func WaitFor(t testing.TB, what string, cond func() bool) {
 }
 
 // Clients hands out kgo and kadm clients by cluster alias; it implements
-// replicate.Clients. Every client gets the seed brokers of its alias, then
-// Opts, then Extra[alias+"/"+role] (e.g. "eu-west/producer"), then the
-// caller's options. The admin client of an alias is created once and closed
-// at t's cleanup; other clients are the caller's to close.
+// replicate.Clients. Every client gets the seed brokers of its alias and
+// [MetadataMinAge], then Opts, then Extra[alias+"/"+role] (e.g.
+// "eu-west/producer"), then the caller's options. The admin client of an
+// alias is created once and closed at t's cleanup; other clients are the
+// caller's to close.
 type Clients struct {
 	// Opts are options every client gets, e.g. kgo.RetryTimeout.
 	Opts []kgo.Opt
@@ -97,10 +106,7 @@ func (c *Clients) Client(alias string, role clientrole.Role, extra ...kgo.Opt) (
 	if !ok {
 		return nil, fmt.Errorf("unknown alias %q", alias)
 	}
-	// MetadataMinAge as mirrorctl's client factory sets it (retry.backoff.ms,
-	// internal/kafka): with kgo's 5 s, a topic an admin client saw missing
-	// stays missing to it for 5 s after it is created.
-	opts := append([]kgo.Opt{kgo.SeedBrokers(addrs...), kgo.MetadataMinAge(100 * time.Millisecond)}, c.Opts...)
+	opts := append([]kgo.Opt{kgo.SeedBrokers(addrs...), kgo.MetadataMinAge(MetadataMinAge)}, c.Opts...)
 	opts = append(opts, c.Extra[alias+"/"+string(role)]...)
 	return kgo.NewClient(append(opts, extra...)...)
 }
