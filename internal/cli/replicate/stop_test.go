@@ -16,13 +16,18 @@ import (
 )
 
 // crashEnv is a cluster pair whose groups keep a dead member for 4 s (the
-// session timeout).
+// session timeout). A process killed within the few ms between its first
+// copies of a partition and that partition's first progress write leaves
+// copies no progress or offset sync accounts for; the next start would
+// refuse the flow (mirrorctl.resume.unknown = refuse, by design), so the
+// crash loop's survivors copy such a partition again from its log start.
 func crashEnv(t *testing.T, extra string) *env {
 	t.Helper()
 	p := testkit.NewPairWith(t, kfake.GroupMinSessionTimeout(100*time.Millisecond))
 	return &env{Pair: p, config: p.WriteConfig(t, `us-east.consumer.session.timeout.ms = 4000
 eu-west.consumer.session.timeout.ms = 4000
 mirrorctl.progress.interval.ms = 200
+mirrorctl.resume.unknown = log-start
 tasks.max = 8
 mirrorctl.stop.budget.ms = 3000
 `+extra)}
