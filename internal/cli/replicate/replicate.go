@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -424,18 +423,7 @@ var errOnceTimeout = errors.New("--once timeout")
 // run's start (source offsets acknowledged against that end), at most ten.
 // Partitions that never ran here are left out: their owner reports them.
 func onceTimeoutError(timeout time.Duration, stats []replicate.PartitionStats) error {
-	stats = slices.Clone(stats)
-	sort.Slice(stats, func(i, j int) bool {
-		a, b := stats[i], stats[j]
-		if a.Flow != b.Flow {
-			return a.Flow < b.Flow
-		}
-		if a.Topic != b.Topic {
-			return a.Topic < b.Topic
-		}
-		return a.Partition < b.Partition
-	})
-	var short []string
+	var short []string // in stats' order: flow, topic, partition (Mirror.Stats)
 	for _, s := range stats {
 		if s.End < 0 || s.State == replicate.TaskElsewhere {
 			continue
