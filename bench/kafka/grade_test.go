@@ -140,6 +140,19 @@ func TestGradeAbovePipe(t *testing.T) {
 			t.Errorf("with creation at %v: %+v, want %s", tc.once, g, tc.first)
 		}
 	}
+	// bench/results/2026-12-06-cf6bf6b.md's 100 B: the pipe's runs spread
+	// over 752,050-1,323,813/s, mirrorctl's over 1,192,303-1,449,001/s,
+	// 161% of the pipe's median, above it only within the spread. Graded
+	// against the pipe's fastest run (it cannot beat that either): 91%,
+	// NOT met for the 95% goal, never met at 161%.
+	res := map[string]map[string][]result{
+		namePipe:   {small.name: runs(280, 752_050, 1_323_813)},
+		nameExists: {small.name: runs(300, 1_208_906, 1_208_906)},
+	}
+	g := find(t, grade([]dataset{small}, res, nil, latPhase{}), "topic existing ≥ 95%", nameExists)
+	if g.Grade != summary.NotMet || !strings.HasPrefix(g.Value, "91% of the pipe's fastest run (") {
+		t.Errorf("above a noisy pipe: %+v, want NOT met at 91%% of its fastest run", g)
+	}
 	// Without the pipe: not measured, said so.
 	gs := grade([]dataset{small}, map[string]map[string][]result{nameExists: {small.name: runs(1, 1)}}, nil, latPhase{})
 	if g := find(t, gs, "topic existing", nameExists); g.Grade != summary.NotMeasured || g.Reason != "the bare pipe did not run" {
