@@ -400,7 +400,7 @@ func (e *Engine) readSyncs(ctx context.Context) (*syncstore.Store, error) {
 func (e *Engine) readProgress(ctx context.Context) map[tpKey]int64 {
 	topic := replicate.ProgressTopic(e.flow.Policy, e.flow.Source)
 	out := map[tpKey]int64{}
-	_ = replicate.ReadInternalTopic(ctx, e.clients, e.flow.Target, topic, func(r *kgo.Record) {
+	_ = replicate.ReadProgressTopic(ctx, e.clients, e.flow.Target, topic, func(r *kgo.Record) {
 		if k, next, err := progress.Decode(r.Key, r.Value); err == nil {
 			out[tpKey{k.Topic, k.Partition}] = next
 		}

@@ -509,7 +509,7 @@ func (e *Engine) sourceAnswers(ctx context.Context) error {
 func (e *Engine) readProgressValues(ctx context.Context) map[tpKey]progress.Value {
 	topic := replicate.ProgressTopic(e.flow.Policy, e.flow.Source)
 	out := map[tpKey]progress.Value{}
-	_ = replicate.ReadInternalTopic(ctx, e.clients, e.flow.Target, topic, func(r *kgo.Record) {
+	_ = replicate.ReadProgressTopic(ctx, e.clients, e.flow.Target, topic, func(r *kgo.Record) {
 		if k, v, err := progress.DecodeValue(r.Key, r.Value); err == nil {
 			out[tpKey{k.Topic, k.Partition}] = v
 		}

@@ -505,7 +505,7 @@ type tpKey struct {
 func (c *collector) readProgress(ctx context.Context) (map[tpKey]progress.Value, error) {
 	out := map[tpKey]progress.Value{}
 	topic := replicate.ProgressTopic(c.fc.Policy, c.fc.Source)
-	err := replicate.ReadInternalTopic(ctx, c.clients, c.fc.Target, topic, func(r *kgo.Record) {
+	err := replicate.ReadProgressTopic(ctx, c.clients, c.fc.Target, topic, func(r *kgo.Record) {
 		if k, v, err := progress.DecodeValue(r.Key, r.Value); err == nil {
 			out[tpKey{k.Topic, k.Partition}] = v
 			at := v.Time // when the writer wrote it; the record's time if it said none

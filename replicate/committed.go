@@ -24,8 +24,13 @@ import (
 // Transaction markers are kept (kgo.KeepControlRecords), so a read that
 // must reach an end offset sees the marker that closes the log.
 
-// readCommitted is the isolation option of every internal reader.
+// readCommitted is the isolation option of every internal reader but the
+// progress topic's (txnread.go).
 func readCommitted() kgo.Opt { return kgo.FetchIsolationLevel(kgo.ReadCommitted()) }
+
+// readUncommitted is the progress readers' isolation option: they filter
+// transactions themselves (txnFilter), past the last stable offset.
+func readUncommitted() kgo.Opt { return kgo.FetchIsolationLevel(kgo.ReadUncommitted()) }
 
 // sourceIsolation is the data path's source isolation level.
 func sourceIsolation(cfg FlowConfig) kgo.IsolationLevel {

@@ -470,7 +470,7 @@ func (x *txTask) reopen(ctx context.Context, stop <-chan struct{}) error {
 	}
 	prod, err := w.initTxProducer(ctx, x.id)
 	if err == nil {
-		if err = w.progress.catchUp(ctx); err != nil {
+		if err = w.progress.catchUp(ctx, t.src); err != nil {
 			err = fmt.Errorf("read %s after reopening transactional id %s: %w", w.progress.topic, x.id, err)
 		}
 	}
@@ -658,7 +658,7 @@ func (x *txTask) abort(ctx context.Context, next int64, cause error) {
 	x.cur.open = false
 	// A commit whose outcome was not confirmed may have gone through: the
 	// committed progress says.
-	if err := w.progress.catchUp(ctx); err == nil {
+	if err := w.progress.catchUp(ctx, t.src); err == nil {
 		if p, ok := w.progress.get(t.src); ok && p >= next {
 			x.committedOK(next)
 			return

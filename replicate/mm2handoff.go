@@ -90,7 +90,7 @@ var ErrHandoffBlocked = errors.New("hand-back blocked")
 func PlanHandoff(ctx context.Context, cfg FlowConfig, clients Clients) (*HandoffPlan, error) {
 	plan := &HandoffPlan{Flow: cfg.Name(), OffsetsTopic: cfg.MM2.OffsetsTopic, Connector: cfg.MM2.Connector, Rows: []HandoffRow{}, Replicate: []Member{}}
 	progress := map[tp]int64{}
-	if err := readWholeTopic(ctx, clients, cfg.Target, ProgressTopic(cfg.Policy, cfg.Source), func(r *kgo.Record) {
+	if err := ReadProgressTopic(ctx, clients, cfg.Target, ProgressTopic(cfg.Policy, cfg.Source), func(r *kgo.Record) {
 		if k, v, err := decodeProgress(r.Key, r.Value); err == nil {
 			progress[k] = v.Next
 		}

@@ -573,8 +573,8 @@ type resumeSnapshot struct {
 	starts, ends, rends kadm.ListedOffsets
 }
 
-// readProgress reads the flow's progress topic up to its last stable offset
-// and returns the next source offset to copy per partition that has
+// readProgress reads the flow's progress topic up to its high watermark, as
+// a read_committed reader sees it (txnFilter), and returns the next source offset to copy per partition that has
 // progress, as the engine's start-up read does (progressView.readAtStart):
 // the newest record that decodes wins per partition.
 func readProgress(ctx context.Context, cfg FlowConfig, clients Clients) (map[tp]int64, error) {

@@ -1,10 +1,12 @@
 package replicate
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -110,7 +112,10 @@ func ReadInternalTopic(ctx context.Context, clients Clients, alias, topic string
 // progressView follows a flow's progress topic from its start for as long
 // as the flow runs here, and holds the newest position per source partition,
 // whoever wrote it. A task resumes from it; a --once run reads the other
-// members' positions from it.
+// members' positions from it. It reads uncommitted and holds transactions
+// back itself (txnFilter, txnread.go): a transaction left open by a killed
+// exactly-once process hides only its own positions, not every one written
+// after it.
 type progressView struct {
 	clients Clients
 	alias   string // the target
@@ -124,16 +129,23 @@ type progressView struct {
 
 	ends endsLister // catchUp's listings, shared by concurrent callers
 
-	mu      sync.Mutex            // guards vals, read, changed and skipped
-	vals    map[tp]progress.Value // the newest value per source partition (position, topic ID, loss)
-	read    int64                 // offset after the last record read, -1 before the first fetch
+	mu      sync.Mutex       // guards vals, txns, read, changed and skipped
+	vals    map[tp]heldValue // the newest value per source partition (position, topic ID, loss)
+	txns    txnFilter        // the transactions read but not ended yet
+	read    int64            // offset after the last record read, -1 before the first fetch
 	changed chan struct{}
 	skipped int
 }
 
+// heldValue is a progress value and the offset of its record.
+type heldValue struct {
+	progress.Value
+	offset int64
+}
+
 func newProgressView(clients Clients, cfg FlowConfig, log *slog.Logger) *progressView {
 	return &progressView{clients: clients, alias: cfg.Target, topic: ProgressTopic(cfg.Policy, cfg.Source), log: log,
-		from: kgo.NewOffset().AtStart(), vals: make(map[tp]progress.Value), changed: make(chan struct{})}
+		from: kgo.NewOffset().AtStart(), vals: make(map[tp]heldValue), changed: make(chan struct{})}
 }
 
 // client returns the view's client, built at the first call: the start-up
@@ -145,7 +157,7 @@ func (v *progressView) client() (*kgo.Client, error) {
 	if v.cl != nil {
 		return v.cl, nil
 	}
-	cl, err := v.clients.Client(v.alias, RoleConsumer, kgo.KeepControlRecords(), readCommitted())
+	cl, err := v.clients.Client(v.alias, RoleConsumer, kgo.KeepControlRecords(), readUncommitted())
 	if err != nil {
 		return nil, err
 	}
@@ -176,7 +188,7 @@ func (v *progressView) value(t tp) (progress.Value, bool) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	val, ok := v.vals[t]
-	return val, ok
+	return val.Value, ok
 }
 
 // downstreams returns the downstream position (the remote partition's next
@@ -215,9 +227,7 @@ func (v *progressView) follow(ctx context.Context) error {
 		recs = recs[:0]
 		fs.EachRecord(func(r *kgo.Record) {
 			v.read = r.Offset + 1
-			if !r.Attrs.IsControl() {
-				recs = append(recs, r)
-			}
+			recs = v.txns.add(r, recs)
 		})
 		v.apply(recs)
 		clear(recs) // hold no fetch buffer until the next poll
@@ -227,18 +237,23 @@ func (v *progressView) follow(ctx context.Context) error {
 	}
 }
 
-// apply takes one poll's progress records, in offset order, into the view
-// (v.mu held): the newest record that decodes wins per source partition, as
-// compaction keeps it. Only that one is decoded: the records are walked
-// newest first, and an older record whose key was already taken is passed
-// over (a restart reads the whole uncompacted tail, one record per task and
-// interval, in few polls). An undecodable record is counted and warned
-// about, and the next older one of its key is tried.
+// apply takes the progress records one poll made visible into the view
+// (v.mu held): the newest record by offset that decodes wins per source
+// partition, as compaction keeps it, and a record older than the one the
+// view holds (a transaction's, visible at its commit marker, after a newer
+// record written outside it) changes nothing. Only the newest is decoded:
+// the records are walked newest first, and an older record whose key was
+// already taken is passed over (a restart reads the whole uncompacted tail,
+// one record per task and interval, in few polls). An undecodable record is
+// counted and warned about, and the next older one of its key is tried.
 func (v *progressView) apply(recs []*kgo.Record) {
 	var keys map[string]bool
 	var tps map[tp]bool
 	if len(recs) > 1 {
 		keys, tps = map[string]bool{}, map[tp]bool{}
+		if !slices.IsSortedFunc(recs, byOffset) {
+			slices.SortFunc(recs, byOffset)
+		}
 	}
 	for i := len(recs) - 1; i >= 0; i-- {
 		r := recs[i]
@@ -258,27 +273,43 @@ func (v *progressView) apply(recs []*kgo.Record) {
 			}
 			tps[t] = true
 		}
-		v.vals[t] = val
+		if held, ok := v.vals[t]; ok && held.offset > r.Offset {
+			continue
+		}
+		v.vals[t] = heldValue{val, r.Offset}
 	}
 }
 
-// catchUp waits until the view has read the progress topic up to the end
-// offset it has now, so it holds every position written before the call.
-// The view reads committed, and the end is the high watermark, not the last
-// stable offset: a position committed after an older transaction that is
-// still open lies past the LSO, and a task that resumes must see it. So
-// catchUp also waits for the transactions open at the call to end (a
-// transactional writer commits every few hundred ms; a dead one's is
-// aborted when the next owner of its partition fences it).
+func byOffset(a, b *kgo.Record) int { return cmp.Compare(a.Offset, b.Offset) }
+
+// catchUp waits until the view has read the progress topic up to the high
+// watermark it has now, so it holds every position written before the
+// call, and until the transactions open then that hold a position of one of
+// tps ended: a commit whose marker was not written yet (EndTxn returns
+// before the markers are) is then taken in. An exactly-once task fences the
+// previous owner of its partition first, which aborts that one's open
+// transaction, so the wait is short; a transaction open for another
+// partition is not waited for (one of a killed process stays open until
+// its timeout).
 //
 // Concurrent callers share the listing of the topic's offsets (endsLister):
 // exactly-once tasks taking turns with producers catch up by the hundred.
-func (v *progressView) catchUp(ctx context.Context) error {
+func (v *progressView) catchUp(ctx context.Context, tps ...tp) error {
 	start, end, err := v.ends.list(ctx, v.listEnds)
 	if err != nil {
 		return err
 	}
-	return v.awaitRead(ctx, start, end)
+	if err := v.awaitRead(ctx, start, end, nil); err != nil {
+		return err
+	}
+	if len(tps) == 0 {
+		return nil
+	}
+	holds := func(r *kgo.Record) bool {
+		k, _, err := progress.DecodeValue(r.Key, r.Value)
+		return err == nil && slices.Contains(tps, tp{k.Topic, k.Partition})
+	}
+	return v.awaitRead(ctx, start, end, holds)
 }
 
 // listEnds lists the progress topic's log start and end offset.
@@ -370,11 +401,16 @@ func (l *endsLister) run(c *endsCall, do func(context.Context) (int64, int64, er
 }
 
 // awaitRead waits until the view has read the progress topic up to end, or
-// the topic's log start is at or past it (nothing to read).
-func (v *progressView) awaitRead(ctx context.Context, start, end int64) error {
+// the topic's log start is at or past it (nothing to read), and, with open
+// not nil, no transaction that began before end and holds a record open
+// accepts is still open.
+func (v *progressView) awaitRead(ctx context.Context, start, end int64, open func(*kgo.Record) bool) error {
 	for {
 		v.mu.Lock()
 		done := v.read >= end || start >= end
+		if done && open != nil {
+			done = !v.txns.openBefore(end, open)
+		}
 		ch := v.changed
 		v.mu.Unlock()
 		if done {
@@ -390,8 +426,9 @@ func (v *progressView) awaitRead(ctx context.Context, start, end int64) error {
 }
 
 // readAtStart returns the position per source partition that the progress
-// topic holds up to its last stable offset now: the flow's start-up read
-// (resumeSnapshot.progress). It reads them through the view, started by
+// topic holds up to its high watermark now, as a read_committed reader sees
+// it (transactions still open are left out, see txnFilter): the flow's
+// start-up read (resumeSnapshot.progress). It reads them through the view, started by
 // follow (called once the topic is known to hold records), which then goes
 // on following the topic: the partition tasks' catch-ups only read what was
 // written since, rather than the topic a second time. A topic that is
@@ -408,7 +445,7 @@ func (v *progressView) readAtStart(ctx context.Context, follow func()) (map[tp]i
 	var ends, starts kadm.ListedOffsets
 	if err := retryTransient(ctx, func() error {
 		return concurrently(ctx, func(ctx context.Context) (err error) {
-			if ends, err = adm.ListCommittedOffsets(ctx, v.topic); err != nil {
+			if ends, err = adm.ListEndOffsets(ctx, v.topic); err != nil {
 				return fmt.Errorf("list end offsets of %s on %s: %w", v.topic, v.alias, err)
 			}
 			if e, ok := ends.Lookup(v.topic, 0); ok && e.Err != nil && transient(e.Err) {
@@ -450,7 +487,7 @@ func (v *progressView) readAtStart(ctx context.Context, follow func()) (map[tp]i
 		v.cmu.Unlock()
 	}
 	follow()
-	if err := v.awaitRead(ctx, 0, end.Offset); err != nil {
+	if err := v.awaitRead(ctx, 0, end.Offset, nil); err != nil {
 		return nil, fmt.Errorf("read progress topic %s on %s: %w", v.topic, v.alias, err)
 	}
 	v.mu.Lock()

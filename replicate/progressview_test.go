@@ -15,10 +15,12 @@ import (
 // wins per source partition, whatever the spelling of its key; an
 // undecodable newest record is counted and the one before it taken.
 func TestProgressViewApply(t *testing.T) {
-	v := &progressView{log: slog.New(slog.DiscardHandler), vals: map[tp]progress.Value{}}
+	v := &progressView{log: slog.New(slog.DiscardHandler), vals: map[tp]heldValue{}}
 	var recs []*kgo.Record
+	var off int64
 	add := func(key, val string) {
-		r := &kgo.Record{Key: []byte(key), Offset: int64(len(recs))}
+		r := &kgo.Record{Key: []byte(key), Offset: off}
+		off++
 		if val != "" {
 			r.Value = []byte(val)
 		}

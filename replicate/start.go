@@ -204,7 +204,9 @@ func (s *starter) gather(ctx context.Context, batch []*task) (*startFacts, error
 	w := s.w
 	topics := map[string]bool{}
 	need := map[string]int32{}
+	srcs := make([]tp, 0, len(batch))
 	for _, t := range batch {
+		srcs = append(srcs, t.src)
 		topics[t.src.topic] = true
 		need[t.remote] = max(need[t.remote], t.src.partition+1)
 	}
@@ -217,7 +219,7 @@ func (s *starter) gather(ctx context.Context, batch []*task) (*startFacts, error
 			return err
 		},
 		func(ctx context.Context) error {
-			if err := w.progress.catchUp(ctx); err != nil {
+			if err := w.progress.catchUp(ctx, srcs...); err != nil {
 				return fmt.Errorf("read progress: %w", err)
 			}
 			return nil
