@@ -305,11 +305,12 @@ func (v *progressView) catchUp(ctx context.Context, tps ...tp) error {
 	if len(tps) == 0 {
 		return nil
 	}
-	holds := func(r *kgo.Record) bool {
-		k, _, err := progress.DecodeValue(r.Key, r.Value)
-		return err == nil && slices.Contains(tps, tp{k.Topic, k.Partition})
+	keys := make(map[string]bool, len(tps)) // as progress.EncodeValue spells them
+	for _, t := range tps {
+		k, _ := progress.EncodeValue(progress.Key{Topic: t.topic, Partition: t.partition}, progress.Value{})
+		keys[string(k)] = true
 	}
-	return v.awaitRead(ctx, start, end, holds)
+	return v.awaitRead(ctx, start, end, func(r *kgo.Record) bool { return keys[string(r.Key)] })
 }
 
 // listEnds lists the progress topic's log start and end offset.
