@@ -20,7 +20,8 @@ import (
 type InternalTopic struct {
 	// Flow is the flow ("source->target") the topic is of.
 	Flow string `json:"flow,omitempty"`
-	// Kind is checkpoints, offset-syncs, heartbeats or progress.
+	// Kind is checkpoints, offset-syncs, heartbeats, progress or acl-ledger
+	// (with sync.topic.acls.enabled).
 	Kind string `json:"kind"`
 	// Cluster is the alias of the cluster holding the topic.
 	Cluster string `json:"cluster"`
@@ -37,7 +38,8 @@ type InternalTopic struct {
 
 // InternalTopics returns the flow's internal topics: its checkpoints and
 // progress topics on the target, its offset-syncs topic where
-// offset-syncs.topic.location puts it, and the target's heartbeats topic.
+// offset-syncs.topic.location puts it, the target's heartbeats topic, and
+// with sync.topic.acls.enabled its ACL ledger topic on the target.
 func (f FlowConfig) InternalTopics() []InternalTopic {
 	other := otherNaming(f.Policy)
 	syncAlias, syncTopic := f.offsetSyncsCluster()
@@ -50,6 +52,9 @@ func (f FlowConfig) InternalTopics() []InternalTopic {
 		{Kind: "offset-syncs", Cluster: syncAlias, Topic: syncTopic, Other: otherSync},
 		{Kind: "heartbeats", Cluster: f.Target, Topic: f.Policy.HeartbeatsTopic()},
 		{Kind: "progress", Cluster: f.Target, Topic: ProgressTopic(f.Policy, f.Source), Other: ProgressTopic(other, f.Source)},
+	}
+	if f.SyncTopicACLs {
+		out = append(out, InternalTopic{Kind: "acl-ledger", Cluster: f.Target, Topic: ACLLedgerTopic(f.Policy, f.Source), Other: ACLLedgerTopic(other, f.Source)})
 	}
 	for i := range out {
 		out[i].Flow = f.Name()

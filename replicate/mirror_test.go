@@ -471,7 +471,8 @@ func TestPlanReasons(t *testing.T) {
 		internal = append(internal, fmt.Sprintf("%s:%s:%s:%v", it.Purpose, it.Cluster, it.Topic, it.Exists))
 	}
 	want2 := "[progress:eu-west:mirrorctl-progress.us-east.internal:false offset-syncs:us-east:mm2-offset-syncs.eu-west.internal:false " +
-		"checkpoints:eu-west:us-east.checkpoints.internal:false heartbeats:eu-west:heartbeats:false]"
+		"checkpoints:eu-west:us-east.checkpoints.internal:false heartbeats:eu-west:heartbeats:false " +
+		"acl-ledger:eu-west:mirrorctl-acls.us-east.internal:false]"
 	if fmt.Sprint(internal) != want2 {
 		t.Errorf("internal topics %v, want %s", internal, want2)
 	}

@@ -53,7 +53,7 @@ type Plan struct {
 type InternalTopicPlan struct {
 	Cluster string `json:"cluster"`
 	Topic   string `json:"topic"`
-	Purpose string `json:"purpose"` // "progress", "offset-syncs", "checkpoints" or "heartbeats"
+	Purpose string `json:"purpose"` // "progress", "offset-syncs", "checkpoints", "heartbeats" or "acl-ledger" (created by the ACL sync's first binding)
 	Exists  bool   `json:"exists"`
 }
 
@@ -143,6 +143,9 @@ func PlanFlow(ctx context.Context, cfg FlowConfig, src, tgt *kadm.Client) (*Plan
 	}
 	if cfg.EmitHeartbeats {
 		add(cfg.Target, cfg.Policy.HeartbeatsTopic(), "heartbeats")
+	}
+	if cfg.SyncTopicACLs {
+		add(cfg.Target, ACLLedgerTopic(cfg.Policy, cfg.Source), "acl-ledger")
 	}
 	return plan, nil
 }

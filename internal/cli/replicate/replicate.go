@@ -681,6 +681,9 @@ func dryRun(ctx context.Context, opts *ReplicateOptions, flows []replicate.FlowC
 		}
 		for _, it := range p.Internal {
 			action, note := "create-internal", "will be created"
+			if it.Purpose == "acl-ledger" {
+				note = "created when the ACL sync first creates a binding"
+			}
 			if it.Exists {
 				action, note = "internal", "exists"
 			}
