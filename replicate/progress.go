@@ -46,13 +46,31 @@ func decodeProgress(key, value []byte) (tp, progress.Value, error) {
 // or empty topic reads as nothing. The read is bounded by ctx; the error
 // names the topic and cluster.
 func ReadInternalTopic(ctx context.Context, clients Clients, alias, topic string, fn func(*kgo.Record)) error {
+	return readPartitionZero(ctx, clients, alias, topic, true, func(r *kgo.Record) {
+		if !r.Attrs.IsControl() {
+			fn(r)
+		}
+	})
+}
+
+// readPartitionZero reads partition 0 of topic on cluster alias from its log
+// start to the end it had when the read began, calling fn with every record
+// below that end in offset order, control records included. With committed
+// the read is read_committed and the end the last stable offset, else
+// read_uncommitted to the high watermark. A missing or empty topic reads as
+// nothing. Bounded by ctx; the error names the topic and cluster.
+func readPartitionZero(ctx context.Context, clients Clients, alias, topic string, committed bool, fn func(*kgo.Record)) error {
 	adm, err := clients.Admin(alias)
 	if err != nil {
 		return err
 	}
+	list, isolation := adm.ListEndOffsets, readUncommitted()
+	if committed {
+		list, isolation = adm.ListCommittedOffsets, readCommitted()
+	}
 	var end kadm.ListedOffset
 	if err := retryTransient(ctx, func() error {
-		ends, err := adm.ListCommittedOffsets(ctx, topic)
+		ends, err := list(ctx, topic)
 		if err != nil {
 			return fmt.Errorf("list end offsets of %s on %s: %w", topic, alias, err)
 		}
@@ -79,7 +97,7 @@ func ReadInternalTopic(ctx context.Context, clients Clients, alias, topic string
 	}
 	cl, err := clients.Client(alias, RoleConsumer,
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}),
-		kgo.KeepControlRecords(), readCommitted())
+		kgo.KeepControlRecords(), isolation)
 	if err != nil {
 		return err
 	}
@@ -96,12 +114,10 @@ func ReadInternalTopic(ctx context.Context, clients Clients, alias, topic string
 		}
 		done := false
 		fs.EachRecord(func(r *kgo.Record) {
-			if !r.Attrs.IsControl() && r.Offset < end.Offset {
+			if r.Offset < end.Offset {
 				fn(r)
 			}
-			if r.Offset+1 >= end.Offset {
-				done = true
-			}
+			done = done || r.Offset+1 >= end.Offset
 		})
 		if done {
 			return nil

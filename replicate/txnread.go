@@ -4,12 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"errors"
-	"fmt"
 	"slices"
 
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -112,72 +108,18 @@ func (f *txnFilter) openBefore(end int64, match func(*kgo.Record) bool) bool {
 // only its own records. A missing or empty topic reads as nothing. The read
 // is bounded by ctx; the error names the topic and cluster.
 func ReadProgressTopic(ctx context.Context, clients Clients, alias, topic string, fn func(*kgo.Record)) error {
-	adm, err := clients.Admin(alias)
-	if err != nil {
-		return err
-	}
-	var start, end kadm.ListedOffset
-	if err := retryTransient(ctx, func() error {
-		ends, err := adm.ListEndOffsets(ctx, topic)
-		if err != nil {
-			return fmt.Errorf("list end offsets of %s on %s: %w", topic, alias, err)
-		}
-		var ok bool
-		if end, ok = ends.Lookup(topic, 0); !ok {
-			end.Err = kerr.UnknownTopicOrPartition
-		}
-		if end.Err != nil && !errors.Is(end.Err, kerr.UnknownTopicOrPartition) {
-			return fmt.Errorf("end offset of %s on %s: %w", topic, alias, end.Err)
-		}
-		starts, err := adm.ListStartOffsets(ctx, topic)
-		if err != nil {
-			return fmt.Errorf("list start offsets of %s on %s: %w", topic, alias, err)
-		}
-		start, _ = starts.Lookup(topic, 0)
-		return nil
-	}); err != nil {
-		return err
-	}
-	if end.Err != nil || end.Offset <= 0 || start.Err == nil && start.Offset >= end.Offset {
-		return nil // missing or empty
-	}
-	cl, err := clients.Client(alias, RoleConsumer,
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}),
-		kgo.KeepControlRecords(), readUncommitted())
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
 	var (
 		f      txnFilter
 		newest = map[string]int64{} // the offset of the last record passed on, per key
 		vis    []*kgo.Record
 	)
-	for {
-		fs := cl.PollFetches(ctx)
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("read %s on %s: %w", topic, alias, err)
-		}
-		var ferr error
-		fs.EachError(func(t string, p int32, err error) { ferr = fmt.Errorf("read %s[%d] on %s: %w", t, p, alias, err) })
-		if ferr != nil {
-			return ferr
-		}
-		done := false
-		fs.EachRecord(func(r *kgo.Record) {
-			if r.Offset < end.Offset {
-				vis = f.add(r, vis[:0])
-				for _, v := range vis {
-					if at, ok := newest[string(v.Key)]; !ok || v.Offset > at {
-						newest[string(v.Key)] = v.Offset
-						fn(v)
-					}
-				}
+	return readPartitionZero(ctx, clients, alias, topic, false, func(r *kgo.Record) {
+		vis = f.add(r, vis[:0])
+		for _, v := range vis {
+			if at, ok := newest[string(v.Key)]; !ok || v.Offset > at {
+				newest[string(v.Key)] = v.Offset
+				fn(v)
 			}
-			done = done || r.Offset+1 >= end.Offset
-		})
-		if done {
-			return nil
 		}
-	}
+	})
 }
