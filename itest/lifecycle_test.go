@@ -4,6 +4,7 @@ package itest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mirrorctl/mirrorctl/internal/testkit"
@@ -314,18 +316,69 @@ func TestExactlyOnceKillMidTransactionOnRealKafka(t *testing.T) {
 	t.Logf("%d rounds killed mid-transaction; every record committed once (%d records on the target, aborted ones included)", rounds, total)
 }
 
-// readProgressOf returns the newest position per partition of source topic
-// in mirrorctl's progress topic on the target.
+// readProgressOf returns the newest at-least-once position per partition of
+// source topic in mirrorctl's progress topic on the target. It reads
+// uncommitted and keeps the records written outside transactions: a
+// read_committed read would wait for any transaction left open on the
+// topic by another test's killed exactly-once process.
 func readProgressOf(ctx context.Context, t *testing.T, progressTopic, topic string) (map[int32]int64, error) {
-	recs, err := readAll(ctx, mustEnv(t, "MIRRORCTL_KAFKA_EU_WEST"), progressTopic, committedRead)
+	recs, err := readAll(ctx, mustEnv(t, "MIRRORCTL_KAFKA_EU_WEST"), progressTopic)
 	if err != nil {
 		return nil, err
 	}
 	at := map[int32]int64{}
 	for _, r := range recs {
+		if r.Attrs.IsTransactional() {
+			continue
+		}
 		if k, v, err := progress.DecodeValue(r.Key, r.Value); err == nil && k.Topic == topic {
 			at[k.Partition] = v.Next
 		}
 	}
 	return at, nil
+}
+
+// TestProgressBehindOpenTransactionOnRealKafka: a transaction left open on
+// the progress topic (as by an exactly-once process killed in it, for a
+// partition nobody copies any more) hides nothing written after it: two
+// at-least-once `replicate --once` runs, the second resuming where the
+// first ended, each end within their budget and copy every record once.
+// Reading the progress topic read_committed stopped at the open
+// transaction: the first run's tasks waited for it to end, a restart found
+// no progress and refused to start.
+func TestProgressBehindOpenTransactionOnRealKafka(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	const parts = 2
+	topic, cfg, east := lifecycleFlow(ctx, t, "hang", parts, "")
+	west := mustEnv(t, "MIRRORCTL_KAFKA_EU_WEST")
+	open := newClient(t, west, kgo.TransactionalID("hang-"+uniq(t)), kgo.TransactionTimeout(5*time.Minute))
+	if err := open.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { // leave no open transaction to the tests after this one
+		if err := open.EndTransaction(context.Background(), kgo.TryAbort); err != nil {
+			t.Errorf("abort the open transaction: %v", err)
+		}
+	}()
+	k, v := progress.Encode(progress.Key{Topic: "gone-" + uniq(t), Partition: 0}, 7, time.Now())
+	progressTopic := "mirrorctl-progress.us-east.internal"
+	if _, err := kadm.NewClient(open).CreateTopic(ctx, 1, 1, map[string]*string{"cleanup.policy": kadm.StringPtr("compact")}, progressTopic); err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+		t.Fatal(err)
+	}
+	if err := open.ProduceSync(ctx, &kgo.Record{Topic: progressTopic, Key: k, Value: v}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	for i, to := range []int{500, 1000} {
+		produceSeq(ctx, t, east, topic, parts, to-500, to)
+		began := time.Now()
+		code, _, stderr := runCLI(ctx, "replicate", "--once", "--timeout", "60s", "-c", cfg)
+		if code != 0 {
+			t.Fatalf("run %d: exit %d after %s: %s", i+1, code, time.Since(began).Round(time.Millisecond), stderr)
+		}
+		t.Logf("run %d: %s", i+1, time.Since(began).Round(time.Millisecond))
+	}
+	if dups := checkSeq(ctx, t, "us-east."+topic, parts, 1000, false); dups != 0 {
+		t.Errorf("%d records copied twice: the second run did not resume from the first run's progress", dups)
+	}
 }
