@@ -92,8 +92,9 @@ func NewCmdReplicate(f *cmdutil.Factory, runF func(*ReplicateOptions) error) *co
 			"EXIT STATUS\n\n" +
 			"  0    done (--once, --dry-run) or stopped cleanly\n" +
 			"  1    a flow could not run (network, broker, I/O; the error names the cause),\n" +
-			"       or --once did not finish within --timeout (the partitions short of\n" +
-			"       their end are named)\n" +
+			"       refused to start (beside a live MM2, or where no resume point is known\n" +
+			"       and the remote partition holds records), or --once did not finish\n" +
+			"       within --timeout (the partitions short of their end are named)\n" +
 			"  2    bad flags or an invalid mm2.properties, also two aliases of one cluster\n" +
 			"       (same cluster ID), flows that would write one remote topic, an instance\n" +
 			"       id a running process on the host holds, or exactly-once on a target\n" +
@@ -682,7 +683,8 @@ func dryRun(ctx context.Context, opts *ReplicateOptions, flows []replicate.FlowC
 		for _, it := range p.Internal {
 			action, note := "create-internal", "will be created"
 			if it.Purpose == "acl-ledger" {
-				note = "created when the ACL sync first creates a binding"
+				// Created by the sync's first binding, not by the run.
+				action, note = "internal", "not there yet: created when the ACL sync first creates a binding"
 			}
 			if it.Exists {
 				action, note = "internal", "exists"
