@@ -82,7 +82,9 @@ func NewCmdLag(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 			"target; 0 when caught up) and the target end offset. The replicated offset\n" +
 			"comes from mirrorctl's progress topic where mirrorctl replicates (from =\n" +
 			"progress), else from the newest MM2 offset sync plus the records the target\n" +
-			"holds after it (from = offset-syncs). Per flow: the age of its newest\n" +
+			"holds after it (from = offset-syncs); where MM2's Connect source offsets are\n" +
+			"ahead of that progress (the flow handed back with mm2 handoff), from them\n" +
+			"(from = mm2-offsets). Per flow: the age of its newest\n" +
 			"heartbeat. Per group (--group, or every group with checkpoints): the age of\n" +
 			"its newest checkpoint, and how many records a failover now would re-read: the\n" +
 			"group's commits since the checkpoint plus the slack of MM2's conservative\n" +
@@ -112,7 +114,8 @@ func NewCmdLag(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 			"       cluster (same cluster ID), as replicate refuses them\n" +
 			"  3    a threshold was breached or a partition is stopped (with --watch: in\n" +
 			"       the last refresh), or a --group has no checkpoint in the flow (unknown,\n" +
-			"       or not checkpointed yet)\n" +
+			"       or not checkpointed yet); when stdout is not a terminal, stderr names\n" +
+			"       each breach (flow, subject, value and limit)\n" +
 			"  130  interrupted",
 		Example: "$ mirrorctl lag -c mm2.properties\n" +
 			"$ mirrorctl lag --source us-east --target eu-west --max-latency 30s --stale-after 2m -o json\n" +
@@ -222,6 +225,7 @@ func Run(ctx context.Context, opts *Options) error {
 		} else if err := renderTables(opts.IO.Out, opts, res); err != nil {
 			return err
 		}
+		reportBreaches(opts, res)
 		if unknownGroups(opts, res) {
 			return cmdutil.ErrCheckFailed
 		}
@@ -285,6 +289,40 @@ func reportStopped(opts *Options, res Result) {
 			behind = strconv.FormatInt(b.Value, 10)
 		}
 		cmdutil.Errorf(opts.IO, "flow %s: %s is stopped, %s records behind (%s); it copies nothing until an operator acts, so lag exits 3", b.Flow, b.Subject, behind, b.Reason)
+	}
+}
+
+// maxBreachLines is how many threshold breaches reportBreaches names.
+const maxBreachLines = 10
+
+// reportBreaches writes to stderr, when stdout is not a terminal, each
+// threshold breach (at most maxBreachLines, then how many more; stopped
+// partitions are reportStopped's): a script that keeps stdout for the data
+// still logs why lag exits 3. On a terminal the tables end with the count.
+func reportBreaches(opts *Options, res Result) {
+	if opts.IO.IsStdoutTTY() {
+		return
+	}
+	n := 0
+	for _, b := range res.Breaches {
+		if b.Check == lagengine.CheckStopped {
+			continue
+		}
+		if n++; n > maxBreachLines {
+			continue
+		}
+		unit := " ms"
+		if b.Check == lagengine.CheckMaxRecords {
+			unit = " records"
+		}
+		value := strconv.FormatInt(b.Value, 10) + unit
+		if b.Value < 0 {
+			value = "unknown"
+		}
+		cmdutil.Errorf(opts.IO, "flow %s: %s breaches --%s: %s, limit %d%s", b.Flow, b.Subject, b.Check, value, b.Limit, unit)
+	}
+	if n > maxBreachLines {
+		cmdutil.Errorf(opts.IO, "%s more", cmdutil.Plural(n-maxBreachLines, "threshold breach", "threshold breaches"))
 	}
 }
 

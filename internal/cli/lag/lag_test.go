@@ -138,7 +138,7 @@ func TestRecordsAndTimeBehindAfterReplicateStops(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.flags, func(t *testing.T) {
-			code, stdout, _ := run(t, append([]string{"lag", "-c", e.config, "-o", "json"}, strings.Fields(tt.flags)...)...)
+			code, stdout, stderr := run(t, append([]string{"lag", "-c", e.config, "-o", "json"}, strings.Fields(tt.flags)...)...)
 			if code != tt.code {
 				t.Fatalf("exit %d, want %d", code, tt.code)
 			}
@@ -146,9 +146,21 @@ func TestRecordsAndTimeBehindAfterReplicateStops(t *testing.T) {
 			var got []string
 			for _, b := range res.Breaches {
 				got = append(got, b.Check)
+				// Off a terminal each breach is also said on stderr.
+				unit := " ms"
+				if b.Check == lagengine.CheckMaxRecords {
+					unit = " records"
+				}
+				line := fmt.Sprintf("flow %s: %s breaches --%s: %d%s, limit %d%s", b.Flow, b.Subject, b.Check, b.Value, unit, b.Limit, unit)
+				if !strings.Contains(stderr, line) {
+					t.Errorf("stderr does not say %q:\n%s", line, stderr)
+				}
 			}
 			if fmt.Sprint(got) != fmt.Sprint(tt.checks) {
 				t.Fatalf("breaches %+v, want checks %v", res.Breaches, tt.checks)
+			}
+			if n := strings.Count(stderr, " breaches --"); n != len(tt.checks) {
+				t.Errorf("stderr names %d breaches, want %d:\n%s", n, len(tt.checks), stderr)
 			}
 			for _, p := range res.Flows[0].Partitions {
 				if p.Breach != (tt.code == 3) {
